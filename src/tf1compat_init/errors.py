@@ -1,0 +1,44 @@
+"""The library's exceptions.
+
+Each one subclasses the builtin that callers already catch, so existing
+``except FileNotFoundError`` / ``except ValueError`` code keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Tf1CompatError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class CheckpointNotFoundError(Tf1CompatError, FileNotFoundError):
+    """A checkpoint, or one of its files, is not where the caller said."""
+
+    def __str__(self) -> str:  # FileNotFoundError would format (errno, str)
+        return str(self.args[0]) if self.args else ""
+
+
+class CheckpointCorruptError(Tf1CompatError, ValueError):
+    """A checkpoint file exists but cannot be trusted: bad index, bad checksum, short data."""
+
+
+class UnsupportedCheckpointError(Tf1CompatError, ValueError):
+    """The native reader cannot decode an entry (callers fall back to TensorFlow)."""
+
+
+class AssignmentMapError(Tf1CompatError, ValueError):
+    """An assignment-map rule is malformed, reversed, or resolves to nothing."""
+
+
+class CheckpointMismatchError(Tf1CompatError, ValueError):
+    """The plan resolves, but checkpoint values do not fit the targets.
+
+    Attributes:
+        report: the :class:`~tf1compat_init.RestoreReport` describing every problem.
+    """
+
+    def __init__(self, message: str, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
