@@ -1,0 +1,445 @@
+"""The assignment-map grammar: TF1's ``init_from_checkpoint`` rules, resolved exactly.
+
+Pure Python: no TensorFlow, no numpy. The grammar is TF's own
+(``tf.compat.v1.train.init_from_checkpoint``), keys on the checkpoint side and
+values on the target side:
+
+- ``{"/": "/"}`` (or ``None``): every target loads the checkpoint key of the same name.
+- ``{"checkpoint_scope/": "scope/"}``: every target under ``scope/`` loads the
+  checkpoint key with ``scope/`` replaced by ``checkpoint_scope/``.
+- ``{"/": "scope/"}``: every target under ``scope/`` loads the key without the scope.
+- ``{"checkpoint_scope/": "/"}``: every target loads the key with ``checkpoint_scope/`` added.
+- ``{"checkpoint_scope/name": "scope/other"}``: one target from one key.
+- ``{"checkpoint_name": variable}`` or ``{"checkpoint_name": [partitions]}``: as above,
+  with the target given as an object; a front end names it (``name_of``).
+
+Pairs are applied sorted by checkpoint key, as TF does. Extensions, which TF lacks:
+
+- a compiled regular expression as key, with a template value using back-references:
+  ``{re.compile(r"bert/encoder/layer_(\\d+)/(.*)"): r"encoder/block_\\1/\\2"}``; it is
+  matched in full against every checkpoint key;
+- a callable instead of the whole map: ``key -> target name or None``;
+- ``exclude=``: regular expressions (``re.search``); a pair is dropped when its
+  checkpoint key or its target name matches one.
+
+Where TF crashes confusingly or silently does nothing (an empty target, a reversed
+map, a scope that matches no variable), :class:`AssignmentMapError` says so and
+shows the corrected map.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from .errors import AssignmentMapError
+
+ROOT = "/"
+
+__all__ = ["ROOT", "AssignmentMap", "Pair", "Rule"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of an assignment map.
+
+    Attributes:
+        kind: ``"identity"``, ``"one_to_one"``, ``"scope"``, ``"regex"`` or ``"callable"``.
+        key: the checkpoint side (a name, a scope, a pattern or a callable).
+        target: the target side (a name, a scope or a regex template), or ``None``.
+        text: how the rule reads in a message, as the user wrote it.
+    """
+
+    kind: str
+    key: Any
+    target: str | None
+    text: str
+
+
+class Pair(NamedTuple):
+    """One resolved assignment: ``target`` loads ``checkpoint_key``, by ``rule``."""
+
+    checkpoint_key: str
+    target: str
+    rule: Rule
+
+
+def _fmt(key: Any, value: Any) -> str:
+    k = key.pattern if isinstance(key, re.Pattern) else key
+    return "{" + f"{k!r}: {value!r}" + "}"
+
+
+def _as_patterns(exclude: str | re.Pattern | Iterable[str | re.Pattern]) -> tuple[re.Pattern, ...]:
+    if isinstance(exclude, str | re.Pattern):
+        exclude = [exclude]
+    out = []
+    for p in exclude:
+        try:
+            out.append(p if isinstance(p, re.Pattern) else re.compile(p))
+        except re.error as e:
+            raise AssignmentMapError(f"exclude pattern {p!r} is not a valid regex: {e}") from None
+    return tuple(out)
+
+
+class _Names:
+    """A sorted view of names for fast scope (prefix) queries."""
+
+    def __init__(self, names: Collection[str]) -> None:
+        self.set = names if isinstance(names, set | frozenset | dict) else set(names)
+        self.sorted = sorted(self.set)
+
+    def under(self, scope: str) -> list[str]:
+        """Names that start with ``scope`` (all names for the root)."""
+        if scope == ROOT:
+            return self.sorted
+        lo = bisect.bisect_left(self.sorted, scope)
+        hi = lo
+        n = len(self.sorted)
+        while hi < n and self.sorted[hi].startswith(scope):
+            hi += 1
+        return self.sorted[lo:hi]
+
+    def has_scope(self, scope: str) -> bool:
+        if scope == ROOT:
+            return bool(self.sorted)
+        i = bisect.bisect_left(self.sorted, scope)
+        return i < len(self.sorted) and self.sorted[i].startswith(scope)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.set
+
+
+def nearest(name: str, candidates: Sequence[str], n: int = 3) -> list[str]:
+    """The few candidates closest to ``name`` (never the whole list)."""
+    if not candidates:
+        return []
+    if len(candidates) > 20000:
+        # Keep the error path fast on huge checkpoints: compare within the same leaf name first.
+        leaf = name.rsplit("/", 1)[-1]
+        same_leaf = [c for c in candidates if c.endswith(leaf)]
+        candidates = same_leaf or candidates[:20000]
+    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
+
+
+def _scopes_of(names: Iterable[str], limit: int = 5) -> list[str]:
+    """The distinct top-level scopes of ``names``, for messages."""
+    seen: dict[str, None] = {}
+    for name in names:
+        seen.setdefault(name.split("/", 1)[0] + "/" if "/" in name else name, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+@dataclass
+class AssignmentMap:
+    """TF1's assignment-map grammar, plus regex rules, a callable and exclude patterns.
+
+    Args:
+        rules: ``None`` (identity), a dict or a list of ``(checkpoint_key_or_scope,
+            target)`` pairs, a callable ``key -> target or None``, or another
+            ``AssignmentMap`` (copied).
+        exclude: regex patterns; a pair whose checkpoint key or target matches is dropped.
+        name_of: turns a non-string target (a variable object, a list of partitions)
+            into its target name; front ends pass it. ``None`` rejects such targets.
+
+    Example:
+        >>> amap = AssignmentMap({"old/": "new/"})
+        >>> [tuple(p[:2]) for p in amap.resolve(["old/w", "old/b"], ["new/w", "new/b"])]
+        [('old/b', 'new/b'), ('old/w', 'new/w')]
+    """
+
+    rules: Any = None
+    exclude: Any = ()
+    name_of: Callable[[Any], str] | None = None
+    _rules: list[Rule] = field(init=False, repr=False)
+    _exclude: tuple[re.Pattern, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rules, AssignmentMap):
+            other = self.rules
+            self.rules, self.name_of = other.rules, self.name_of or other.name_of
+            self.exclude = tuple(other._exclude) + _as_patterns(self.exclude)
+        self._exclude = _as_patterns(self.exclude)
+        self._rules = self._parse(self.rules)
+
+    # -- parsing -------------------------------------------------------------------------
+
+    def _parse(self, rules: Any) -> list[Rule]:
+        if rules is None:
+            return [Rule("identity", ROOT, ROOT, "None (identity)")]
+        if callable(rules) and not isinstance(rules, Mapping):
+            name = getattr(rules, "__name__", type(rules).__name__)
+            return [Rule("callable", rules, None, f"callable {name}")]
+        if isinstance(rules, Mapping):
+            pairs = list(rules.items())
+        elif isinstance(rules, str | bytes):
+            raise AssignmentMapError(
+                f"assignment_map must be a dict, a list of pairs or a callable; got the string "
+                f"{rules!r}. Did you mean {{{rules!r}: {rules!r}}}?"
+            )
+        else:
+            try:
+                pairs = [tuple(p) for p in rules]
+            except TypeError:
+                raise AssignmentMapError(
+                    f"assignment_map must be a dict, a list of (checkpoint_key, target) pairs or a "
+                    f"callable; got {type(rules).__name__}"
+                ) from None
+            for p in pairs:
+                if len(p) != 2:
+                    raise AssignmentMapError(
+                        f"assignment_map pairs must be (checkpoint_key, target); got {p!r}"
+                    )
+        parsed = [self._parse_pair(k, v) for k, v in pairs]
+        # TF processes pairs sorted by checkpoint key; regex rules keep their order after them.
+        plain = sorted((r for r in parsed if r.kind != "regex"), key=lambda r: r.key)
+        return plain + [r for r in parsed if r.kind == "regex"]
+
+    def _parse_pair(self, key: Any, value: Any) -> Rule:
+        if isinstance(key, re.Pattern):
+            if not isinstance(value, str):
+                raise AssignmentMapError(
+                    f"regex rule {key.pattern!r} needs a template string as target, got "
+                    f"{type(value).__name__}"
+                )
+            return Rule("regex", key, value, _fmt(key, value))
+        if not isinstance(key, str):
+            raise AssignmentMapError(
+                f"assignment_map keys name the checkpoint side and must be strings (or compiled "
+                f"regexes); got {key!r} of type {type(key).__name__}. The grammar is "
+                f"{{checkpoint_key_or_scope: target_name_or_scope_or_variable}}."
+            )
+        if not isinstance(value, str):
+            if self.name_of is None:
+                raise AssignmentMapError(
+                    f"rule {_fmt(key, value)}: the target must be a name or a scope here "
+                    f"(got {type(value).__name__}); variable objects are accepted by the "
+                    f"TensorFlow front ends"
+                )
+            try:
+                name = self.name_of(value)
+            except Exception as e:  # the front end says why the object is not a target
+                raise AssignmentMapError(f"rule {_fmt(key, '<object>')}: {e}") from None
+            return Rule("one_to_one", key, name, _fmt(key, name))
+        if key == "" or key.startswith("/") and key != ROOT:
+            raise AssignmentMapError(
+                f"rule {_fmt(key, value)}: checkpoint key {key!r} is not valid; use '/' for the "
+                f"root, 'scope/' for a scope, or a full checkpoint key"
+            )
+        return Rule("name", key, value, _fmt(key, value))
+
+    # -- resolution ----------------------------------------------------------------------
+
+    @property
+    def rule_list(self) -> list[Rule]:
+        """The parsed rules, in the order they apply (TF's: sorted by checkpoint key)."""
+        return list(self._rules)
+
+    def excluded(self, name: str) -> bool:
+        """Whether ``name`` (a checkpoint key or a target) matches an exclude pattern."""
+        return any(p.search(name) for p in self._exclude)
+
+    def resolve(
+        self,
+        checkpoint_keys: Collection[str],
+        targets: Collection[str],
+        *,
+        on_conflict: str = "error",
+        excluded: dict[str, str] | None = None,
+    ) -> list[Pair]:
+        """Resolves the rules into pairs, exactly as TF would, or raises.
+
+        Args:
+            checkpoint_keys: every key in the checkpoint.
+            targets: every target name (TF1 style: ``scope/name``, no ``:0``).
+            on_conflict: ``"error"`` when two rules write one target with different
+                keys; ``"last"`` keeps TF's behaviour (the last in sorted order wins).
+
+        Returns:
+            The pairs, sorted by target. A pair's checkpoint key may be absent from the
+            checkpoint (scope rules); the plan reports those as missing.
+
+        Raises:
+            AssignmentMapError: a rule is malformed, reversed, names a key or scope that
+                does not exist, or matches nothing.
+        """
+        if on_conflict not in ("error", "last"):
+            raise ValueError(f"on_conflict must be 'error' or 'last', got {on_conflict!r}")
+        ckpt = _Names(checkpoint_keys)
+        tgt = _Names(targets)
+        chosen: dict[str, Pair] = {}
+        for rule in self._rules:
+            for pair in self._resolve_rule(rule, ckpt, tgt):
+                if self._exclude and (
+                    self.excluded(pair.target) or self.excluded(pair.checkpoint_key)
+                ):
+                    if excluded is not None:
+                        excluded[pair.target] = pair.checkpoint_key
+                    continue
+                prev = chosen.get(pair.target)
+                if (
+                    prev is not None
+                    and prev.checkpoint_key != pair.checkpoint_key
+                    and on_conflict == "error"
+                ):
+                    raise AssignmentMapError(
+                        f"target {pair.target!r} is written by two rules: {prev.rule.text} loads "
+                        f"{prev.checkpoint_key!r} and {pair.rule.text} loads "
+                        f"{pair.checkpoint_key!r}. TensorFlow would silently keep the last in "
+                        f"sorted key order ({pair.checkpoint_key!r}); make the scopes disjoint, "
+                        f"add exclude=[{('^' + re.escape(pair.target) + '$')!r}], or pass "
+                        f"on_conflict='last' for TF's behaviour"
+                    )
+                chosen[pair.target] = pair
+        return [chosen[t] for t in sorted(chosen)]
+
+    def _resolve_rule(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
+        if rule.kind == "identity":
+            return [Pair(t, t, rule) for t in tgt.sorted]
+        if rule.kind == "callable":
+            return self._resolve_callable(rule, ckpt, tgt)
+        if rule.kind == "regex":
+            return self._resolve_regex(rule, ckpt, tgt)
+        if rule.kind == "one_to_one":
+            return [self._one_to_one(rule, rule.key, rule.target, ckpt, tgt)]
+        key, target = rule.key, rule.target
+        assert target is not None
+        # TF's order: a value that names a variable is a one-to-one rule, else a scope rule.
+        if target in tgt:
+            return [self._one_to_one(rule, key, target, ckpt, tgt)]
+        return self._resolve_scope(rule, key, target, ckpt, tgt)
+
+    def _one_to_one(self, rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names) -> Pair:
+        if target not in tgt:
+            raise AssignmentMapError(
+                f"rule {rule.text}: target {target!r} is not among the variables to restore"
+                + _did_you_mean(target, tgt.sorted)
+            )
+        if key not in ckpt:
+            hint = ""
+            if key.endswith("/") or key == ROOT:
+                hint = (
+                    f"; {key!r} is a scope but {target!r} is one variable: name its key, e.g. "
+                    f"{_fmt(_join(key, target.rsplit('/', 1)[-1]), target)}"
+                )
+            raise AssignmentMapError(
+                f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
+                + (hint or _did_you_mean(key, ckpt.sorted))
+            )
+        return Pair(key, target, rule)
+
+    def _resolve_scope(
+        self, rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names
+    ) -> list[Pair]:
+        if target == "":
+            raise AssignmentMapError(
+                f"rule {rule.text}: the target is the empty string. TensorFlow would drop the "
+                f"first character of every variable name ('dense/bias' -> 'ense/bias') and fail. "
+                f"The grammar is {{checkpoint_scope: target_scope}} with '/' for the root; "
+                f"did you mean {self._suggest_root(key, ckpt, tgt)}?"
+            )
+        if not key.endswith("/"):
+            raise AssignmentMapError(
+                f"rule {rule.text}: {target!r} is not a variable to restore, so it must be a scope "
+                f"('scope/') and the checkpoint key must be a scope too, e.g. "
+                f"{_fmt(key + '/', target if target.endswith('/') else target + '/')}"
+                + _did_you_mean(target, tgt.sorted)
+            )
+        if not target.endswith("/"):
+            raise AssignmentMapError(
+                f"rule {rule.text}: {target!r} is neither a variable to restore nor a scope "
+                f"(scopes end with '/'). Did you mean {_fmt(key, target + '/')}?"
+            )
+        if not tgt.has_scope(target):
+            raise AssignmentMapError(
+                f"rule {rule.text}: no variable to restore is under {target!r}, so TensorFlow "
+                f"would silently load nothing. " + self._scope_hint(key, target, ckpt, tgt)
+            )
+        if not ckpt.has_scope(key):
+            raise AssignmentMapError(
+                f"rule {rule.text}: the checkpoint has no key under {key!r}. "
+                + self._scope_hint(key, target, ckpt, tgt)
+            )
+        strip = 0 if target == ROOT else len(target)
+        prefix = "" if key == ROOT else key
+        return [Pair(prefix + name[strip:], name, rule) for name in tgt.under(target)]
+
+    def _resolve_regex(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
+        pattern: re.Pattern = rule.key
+        out = []
+        for key in ckpt.sorted:
+            m = pattern.fullmatch(key)
+            if m is None:
+                continue
+            try:
+                target = m.expand(rule.target or "")
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            if target in tgt:
+                out.append(Pair(key, target, rule))
+        if not out:
+            matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
+            why = (
+                f"it matches checkpoint keys such as {matched}, but none expands to a variable to "
+                f"restore (for example {pattern.sub(rule.target or '', matched[0])!r})"
+                if matched
+                else "it matches no checkpoint key" + _did_you_mean(pattern.pattern, ckpt.sorted)
+            )
+            raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing: {why}")
+        return out
+
+    def _resolve_callable(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
+        fn = rule.key
+        out = []
+        for key in ckpt.sorted:
+            target = fn(key)
+            if target is None:
+                continue
+            if not isinstance(target, str):
+                raise AssignmentMapError(
+                    f"{rule.text} returned {target!r} for checkpoint key {key!r}; it must return "
+                    f"a target name or None"
+                )
+            if target not in tgt:
+                raise AssignmentMapError(
+                    f"{rule.text} maps checkpoint key {key!r} to {target!r}, which is not a "
+                    f"variable to restore" + _did_you_mean(target, tgt.sorted)
+                )
+            out.append(Pair(key, target, rule))
+        return out
+
+    # -- messages ------------------------------------------------------------------------
+
+    @staticmethod
+    def _suggest_root(key: str, ckpt: _Names, tgt: _Names) -> str:
+        if tgt.has_scope(key) and not ckpt.has_scope(key):
+            return _fmt(ROOT, key)  # the map was written backwards
+        return _fmt(key, ROOT)
+
+    @staticmethod
+    def _scope_hint(key: str, target: str, ckpt: _Names, tgt: _Names) -> str:
+        if ckpt.has_scope(target) and tgt.has_scope(key):
+            return (
+                f"The map looks reversed: the grammar is {{checkpoint_scope: target_scope}}; "
+                f"did you mean {_fmt(target, key)}?"
+            )
+        parts = []
+        if not tgt.has_scope(target):
+            parts.append(f"variables to restore are under {_scopes_of(tgt.sorted)}")
+        if not ckpt.has_scope(key):
+            parts.append(f"checkpoint keys are under {_scopes_of(ckpt.sorted)}")
+        return "; ".join(parts).capitalize() + "."
+
+
+def _join(scope: str, name: str) -> str:
+    return name if scope == ROOT else scope + name
+
+
+def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    close = nearest(name, candidates)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -1,0 +1,238 @@
+"""Plans: resolve an assignment map against targets, check everything, report.
+
+Pure Python apart from reading the checkpoint index (which needs no TensorFlow).
+Nothing here changes a variable: a front end applies a plan only after
+:func:`plan_restore` returned it, so a bad map or a bad checkpoint changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import CheckpointMismatchError
+from .mapping import AssignmentMap, Pair, nearest
+from .report import Mismatch, RestoreReport, shapes_compatible
+
+__all__ = ["DEFAULT_OPTIONAL", "RestorePlan", "dtype_name", "plan_restore"]
+
+logger = logging.getLogger(__name__)
+
+#: Targets that may be absent from a checkpoint without error (``re.search``):
+#: training state that a fresh model builds but a pretrained checkpoint often lacks.
+DEFAULT_OPTIONAL: tuple[str, ...] = (
+    r"(^|/)global_step$",
+    r"(^|/)save_counter$",
+    r"(^|/)beta[12]_power(_\d+)?$",
+    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
+    r"ProximalAdagrad|ExponentialMovingAverage)(_\d+)?$",
+)
+
+_POLICIES = ("error", "warn", "ignore")
+_MAX_SUGGESTED = 10  # suggestions are computed for this many missing targets at most
+
+_DTYPE_ALIASES = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "object": "string",
+    "bytes": "string",
+    "str": "string",
+    "bytes_": "string",
+    "str_": "string",
+    "bool_": "bool",
+}
+
+
+def dtype_name(dtype: Any) -> str | None:
+    """A TF dtype name for a TF dtype, numpy dtype, type or name (``None`` passes through).
+
+    Example:
+        >>> dtype_name("float32_ref"), dtype_name("double")
+        ('float32', 'float64')
+    """
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        name = dtype
+    elif hasattr(dtype, "base_dtype"):  # tf.DType, without importing TensorFlow
+        name = dtype.base_dtype.name
+    elif isinstance(getattr(dtype, "name", None), str) and not isinstance(dtype, type):
+        name = dtype.name
+    else:
+        import numpy as np
+
+        name = np.dtype(dtype).name
+    name = name.removesuffix("_ref")
+    return _DTYPE_ALIASES.get(name, name)
+
+
+def _shape_tuple(shape: Any) -> tuple | None:
+    if shape is None:
+        return None
+    if hasattr(shape, "as_list"):  # tf.TensorShape
+        if getattr(shape, "rank", 0) is None:
+            return None
+        shape = shape.as_list()
+    return tuple(None if d is None else int(d) for d in shape)
+
+
+def _normalize_targets(targets: Mapping[str, Any] | Iterable[str]) -> dict[str, tuple]:
+    out: dict[str, tuple] = {}
+    items = targets.items() if isinstance(targets, Mapping) else ((t, None) for t in targets)
+    for name, spec in items:
+        if not isinstance(name, str):
+            raise TypeError(f"target names must be strings, got {name!r}")
+        name = re.sub(r":\d+$", "", name)
+        if spec is None:
+            out[name] = (None, None)
+        else:
+            shape, dtype = spec
+            out[name] = (_shape_tuple(shape), dtype_name(dtype))
+    return out
+
+
+@dataclass
+class RestorePlan:
+    """A checked plan: what loads from where. Apply it with a front end.
+
+    Attributes:
+        checkpoint: the :class:`~tf1compat_init.CheckpointInfo` it reads.
+        entries: the pairs that will load, ``(checkpoint_key, target, rule)``, by target.
+        report: what the plan found (``report.applied`` is ``False`` until applied).
+        assignment_map: the parsed map.
+    """
+
+    checkpoint: Any
+    entries: list[Pair]
+    report: RestoreReport
+    assignment_map: AssignmentMap
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def plan_restore(
+    checkpoint: Any,
+    targets: Mapping[str, Any] | Iterable[str],
+    assignment_map: Any = None,
+    *,
+    on_missing: str = "error",
+    on_mismatch: str = "error",
+    optional: Iterable[str] | None = DEFAULT_OPTIONAL,
+    on_conflict: str = "error",
+) -> RestorePlan:
+    """Resolves ``assignment_map`` against ``targets`` and checks it all.
+
+    Args:
+        checkpoint: a :class:`~tf1compat_init.CheckpointInfo`, or a path (directory,
+            prefix, ``.index`` or ``.data-*`` file) to open.
+        targets: target name (TF1 style, ``scope/name``) -> ``(shape, dtype)``; a shape
+            or dtype of ``None`` is not checked. A plain list of names checks nothing.
+        assignment_map: TF1's grammar (see :mod:`tf1compat_init.mapping`), an
+            :class:`~tf1compat_init.AssignmentMap`, or ``None`` for identical names.
+        on_missing: ``"error"``, ``"warn"`` or ``"ignore"`` for targets a rule covers but
+            the checkpoint lacks (those matching ``optional`` are never an error).
+        on_mismatch: the same, for shape or dtype mismatches; with ``"warn"`` or
+            ``"ignore"`` a mismatched target keeps its value.
+        optional: regexes (``re.search``) of targets that may be missing; ``()`` is
+            TF's strictness.
+        on_conflict: ``"error"`` or ``"last"`` (TF: last rule in key order wins).
+
+    Returns:
+        The :class:`RestorePlan`.
+
+    Raises:
+        CheckpointNotFoundError: the checkpoint or one of its files is not there.
+        AssignmentMapError: a rule is malformed, reversed, or resolves to nothing.
+        CheckpointMismatchError: values do not fit (with ``.report``).
+
+    Example:
+        >>> plan = plan_restore("/tmp/pretrained", {"dense/kernel": ((4, 2), "float32")})
+        ...     # doctest: +SKIP
+    """
+    for name, value in (("on_missing", on_missing), ("on_mismatch", on_mismatch)):
+        if value not in _POLICIES:
+            raise ValueError(f"{name} must be one of {_POLICIES}, got {value!r}")
+    if not hasattr(checkpoint, "variables"):
+        from .reader import open_checkpoint
+
+        checkpoint = open_checkpoint(checkpoint)
+    amap = (
+        assignment_map
+        if isinstance(assignment_map, AssignmentMap)
+        else AssignmentMap(assignment_map)
+    )
+    specs = _normalize_targets(targets)
+    variables = checkpoint.variables
+    excluded: dict[str, str] = {}
+    pairs = amap.resolve(variables, specs, on_conflict=on_conflict, excluded=excluded)
+
+    optional_res = [re.compile(p) for p in (optional or ())]
+    report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
+    entries: list[Pair] = []
+    used: set[str] = set()
+    for pair in pairs:
+        key, target = pair.checkpoint_key, pair.target
+        info = variables.get(key)
+        if info is None:
+            report.missing[target] = key
+            if any(p.search(target) for p in optional_res):
+                report.optional.append(target)
+            elif len(report.suggestions) < _MAX_SUGGESTED:
+                near = nearest(key, list(variables))
+                if near:
+                    report.suggestions[target] = near
+            continue
+        used.add(key)
+        shape, dtype = specs[target]
+        if not shapes_compatible(shape, info.shape) or (dtype is not None and dtype != info.dtype):
+            report.mismatched.append(Mismatch(target, key, shape, info.shape, dtype, info.dtype))
+            continue
+        report.loaded[target] = key
+        entries.append(pair)
+    covered = {p.target for p in pairs} | set(excluded)
+    report.untouched = [t for t in specs if t not in covered]
+    report.unused = sorted(k for k in variables if k not in used)
+    _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch)
+    return RestorePlan(checkpoint, entries, report, amap)
+
+
+def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str) -> None:
+    problems: list[str] = []
+    if report.mismatched and on_mismatch != "ignore":
+        problems += [
+            f"{m.target} <- {m.checkpoint_key}: {m.reason}"
+            for m in report.mismatched[:_MAX_SUGGESTED]
+        ]
+        if len(report.mismatched) > _MAX_SUGGESTED:
+            problems.append(f"... and {len(report.mismatched) - _MAX_SUGGESTED} more mismatches")
+    required = report.missing_required
+    if required and on_missing != "ignore":
+        shown = list(required.items())[:_MAX_SUGGESTED]
+        for target, key in shown:
+            near = report.suggestions.get(target)
+            hint = f"; nearest keys: {', '.join(near)}" if near else ""
+            problems.append(f"{target} <- {key}: not in the checkpoint{hint}")
+        if len(required) > len(shown):
+            problems.append(f"... and {len(required) - len(shown)} more missing")
+    if not problems:
+        return
+    fatal = (report.mismatched and on_mismatch == "error") or (required and on_missing == "error")
+    head = f"checkpoint {report.checkpoint} does not fit the targets ({report.summary()}):"
+    message = head + "\n  " + "\n  ".join(problems)
+    if fatal:
+        advice = []
+        if report.mismatched and on_mismatch == "error":
+            advice.append("on_mismatch='warn' skips mismatched targets")
+        if required and on_missing == "error":
+            advice.append(
+                "on_missing='warn' or optional=[...] lets targets keep their initial values"
+            )
+        raise CheckpointMismatchError(
+            message + "\nNothing was changed. " + "; ".join(advice) + ".", report
+        )
+    logger.warning("%s", message)

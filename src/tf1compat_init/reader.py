@@ -1,0 +1,280 @@
+"""Opening checkpoints: path resolution, file checks, listing and reading keys.
+
+No TensorFlow: the index is parsed by :mod:`tf1compat_init._bundle`. TensorFlow is
+imported only to read an entry the native reader cannot decode.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from .errors import CheckpointNotFoundError, UnsupportedCheckpointError
+
+__all__ = ["CheckpointInfo", "VariableInfo", "open_checkpoint", "resolve_checkpoint_path"]
+
+logger = logging.getLogger(__name__)
+
+#: Keys that hold checkpoint bookkeeping rather than variables.
+INTERNAL_KEYS = frozenset({"_CHECKPOINTABLE_OBJECT_GRAPH"})
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+_DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_STEP = re.compile(r"-(\d+)$")
+
+
+class VariableInfo(NamedTuple):
+    """Shape and TF dtype name of one checkpoint key."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def _fspath(path: Any) -> str:
+    if path is None:
+        raise CheckpointNotFoundError(
+            "no checkpoint path given (got None). On a first run tf.train.latest_checkpoint() "
+            "returns None; check for it, or use a front end's allow_missing=True"
+        )
+    if isinstance(path, bytes):
+        return os.fsdecode(path)
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(
+            f"a checkpoint path must be a str or os.PathLike, got {type(path).__name__}"
+        ) from None
+
+
+def _read_state_file(directory: str) -> str | None:
+    """The ``model_checkpoint_path`` of a ``checkpoint`` state file, or None without one."""
+    state = os.path.join(directory, "checkpoint")
+    if not os.path.isfile(state):
+        return None
+    with open(state, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    m = re.search(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"', text, re.MULTILINE)
+    if m is None:
+        return None
+    path = m.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+    return path if os.path.isabs(path) else os.path.join(directory, path)
+
+
+def _newest_index(directory: str) -> str | None:
+    prefixes = [
+        p[: -len(".index")] for p in glob.glob(os.path.join(glob.escape(directory), "*.index"))
+    ]
+    if not prefixes:
+        return None
+
+    def order(prefix: str) -> tuple:
+        m = _STEP.search(prefix)
+        return (m is not None, int(m.group(1)) if m else 0, os.path.getmtime(prefix + ".index"))
+
+    return max(prefixes, key=order)
+
+
+def resolve_checkpoint_path(path: Any) -> str:
+    """The checkpoint prefix that ``path`` designates, checked to have an index.
+
+    ``path`` may be a directory (its ``checkpoint`` state file, else the newest
+    ``*.index`` by step number, else by modification time), a prefix, or a path
+    ending in ``.index`` or ``.data-NNNNN-of-NNNNN``.
+
+    Raises:
+        CheckpointNotFoundError: naming exactly what is missing.
+
+    Example:
+        >>> resolve_checkpoint_path("/tmp/run")  # doctest: +SKIP
+        '/tmp/run/model.ckpt-200'
+    """
+    path = _fspath(path)
+    if os.path.isdir(path):
+        pointed = _read_state_file(path)
+        if pointed is not None:
+            if not os.path.exists(pointed + ".index"):
+                raise CheckpointNotFoundError(
+                    f"the state file {os.path.join(path, 'checkpoint')} points to {pointed}, "
+                    f"but {pointed}.index does not exist (was the checkpoint deleted?). "
+                    f"Fix or remove the state file, or pass a checkpoint prefix"
+                )
+            return pointed
+        newest = _newest_index(path)
+        if newest is None:
+            raise CheckpointNotFoundError(
+                f"no checkpoint in directory {path}: it has no 'checkpoint' state file and no "
+                f"*.index file"
+            )
+        return newest
+    if path.endswith(".index"):
+        prefix = path[: -len(".index")]
+    else:
+        prefix = _DATA_SUFFIX.sub("", path)
+    if os.path.exists(prefix + ".index"):
+        return prefix
+    parent = os.path.dirname(prefix) or "."
+    if not os.path.isdir(parent):
+        raise CheckpointNotFoundError(
+            f"checkpoint {path} not found: directory {parent} does not exist"
+        )
+    if os.path.isfile(path):
+        raise CheckpointNotFoundError(
+            f"{path} is a file but not a TensorFlow checkpoint: there is no {prefix}.index"
+            + (
+                " (Keras .h5/.keras files are loaded with model.load_weights)"
+                if path.endswith((".h5", ".keras"))
+                else ""
+            )
+        )
+    near = sorted(
+        p[: -len(".index")] for p in glob.glob(os.path.join(glob.escape(parent), "*.index"))
+    )
+    hint = (
+        f"; checkpoints in {parent}: {', '.join(os.path.basename(p) for p in near[-3:])}"
+        if near
+        else ""
+    )
+    raise CheckpointNotFoundError(
+        f"checkpoint {path} not found: {prefix}.index does not exist{hint}"
+    )
+
+
+@dataclass
+class CheckpointInfo:
+    """An opened checkpoint: its files, its keys, and a way to read them.
+
+    Attributes:
+        prefix: the checkpoint prefix (``.../model.ckpt-100``).
+        format: ``"name-based"`` (TF1 ``Saver``) or ``"object-based"`` (``tf.train.Checkpoint``).
+        variables: checkpoint key -> :class:`VariableInfo` (shape, dtype name);
+            bookkeeping keys such as ``_CHECKPOINTABLE_OBJECT_GRAPH`` are left out.
+        object_paths: for object-based checkpoints, key -> readable object path
+            (``model/layer_with_weights-0/kernel``); empty for name-based ones.
+        data_files: the ``.data-NNNNN-of-NNNNN`` shards, all present.
+    """
+
+    prefix: str
+    format: str
+    variables: dict[str, VariableInfo]
+    object_paths: dict[str, str] = field(default_factory=dict)
+    data_files: list[str] = field(default_factory=list)
+    _reader: Any = field(default=None, repr=False)
+
+    @property
+    def index_file(self) -> str:
+        return self.prefix + ".index"
+
+    @property
+    def bundle(self) -> Any:
+        """The native :class:`~tf1compat_init._bundle.BundleReader`."""
+        return self._reader
+
+    def read(self, keys: Iterable[str] | None = None, *, verify: bool = True) -> dict[str, Any]:
+        """Reads values as numpy arrays, every checksum verified.
+
+        Args:
+            keys: the keys to read; ``None`` reads every variable.
+            verify: check each tensor's CRC32C (on by default).
+
+        Returns:
+            key -> ``numpy.ndarray`` (strings as object arrays of ``bytes``).
+
+        Raises:
+            KeyError: a key is not in the checkpoint (the message names the nearest ones).
+            CheckpointCorruptError: a checksum or size does not match.
+        """
+        keys = list(self.variables) if keys is None else list(keys)
+        unknown = [k for k in keys if k not in self.variables and k not in INTERNAL_KEYS]
+        if unknown:
+            from .mapping import nearest
+
+            near = nearest(unknown[0], list(self.variables))
+            raise KeyError(
+                f"{unknown[0]!r} is not in checkpoint {self.prefix}"
+                + (f"; did you mean {', '.join(map(repr, near))}?" if near else "")
+            )
+        native, fallback = [], []
+        for k in keys:
+            (fallback if _needs_tf(self.variables.get(k)) else native).append(k)
+        out: dict[str, Any] = {}
+        if native:
+            try:
+                out.update(self._reader.read_many(native, verify=verify))
+            except UnsupportedCheckpointError as e:
+                logger.info("native reader: %s; reading with TensorFlow instead", e)
+                fallback += native
+        if fallback:
+            out.update(_read_with_tf(self.prefix, fallback))
+        return {k: out[k] for k in keys}
+
+
+def _needs_tf(info: VariableInfo | None) -> bool:
+    if info is None:
+        return False
+    from ._bundle import numpy_dtype
+
+    try:
+        numpy_dtype(info.dtype)
+    except UnsupportedCheckpointError:
+        return True
+    return False
+
+
+def _read_with_tf(prefix: str, keys: list[str]) -> dict[str, Any]:
+    logger.info(
+        "reading %d entries of %s with TensorFlow (not supported natively)", len(keys), prefix
+    )
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(prefix)
+    return {k: reader.get_tensor(k) for k in keys}
+
+
+def open_checkpoint(path: Any) -> CheckpointInfo:
+    """Opens a checkpoint after checking that the index and every data shard exist.
+
+    Args:
+        path: a directory, a prefix, or a ``.index`` / ``.data-NNNNN-of-NNNNN`` path.
+
+    Returns:
+        The :class:`CheckpointInfo`.
+
+    Raises:
+        CheckpointNotFoundError: the checkpoint, its index, or a data shard is missing
+            (named in the message); a state file pointing to a deleted checkpoint.
+        CheckpointCorruptError: the index cannot be parsed.
+
+    Example:
+        >>> info = open_checkpoint("/tmp/pretrained")  # doctest: +SKIP
+        >>> info.variables["dense/kernel"]  # doctest: +SKIP
+        VariableInfo(shape=(784, 256), dtype='float32')
+    """
+    from ._bundle import BundleReader
+
+    prefix = resolve_checkpoint_path(path)
+    reader = BundleReader(prefix)
+    missing = reader.missing_files()
+    if missing:
+        raise CheckpointNotFoundError(
+            f"checkpoint {prefix} is incomplete: missing {', '.join(missing)} "
+            f"(the index lists {reader.num_shards} data shard(s))"
+        )
+    variables = {
+        key: VariableInfo(tuple(e.shape), e.dtype)
+        for key, e in reader.entries.items()
+        if key not in INTERNAL_KEYS
+    }
+    graph = reader.object_graph() if OBJECT_GRAPH_KEY in reader.entries else None
+    return CheckpointInfo(
+        prefix=prefix,
+        format="object-based" if graph is not None else "name-based",
+        variables=variables,
+        object_paths=graph.paths() if graph is not None else {},
+        data_files=[reader.data_path(i) for i in range(reader.num_shards)],
+        _reader=reader,
+    )
