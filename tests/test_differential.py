@@ -328,11 +328,6 @@ def test_conflicts_error_by_default_and_match_tf_with_last(ckpt, case):
     assert_same(run(ckpt, targets, amap, on_conflict="last"), expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: with on_conflict='last' a rule overridden by a later one is not checked, "
-    "but TF checks (and raises on) every rule before the last one wins",
-)
 @pytest.mark.parametrize(
     ("targets", "amap"),
     [

@@ -251,6 +251,7 @@ class AssignmentMap:
         *,
         on_conflict: str = "error",
         excluded: dict[str, str] | None = None,
+        overridden: list[Pair] | None = None,
     ) -> list[Pair]:
         """Resolves the rules into pairs, exactly as TF would, or raises.
 
@@ -290,11 +291,13 @@ class AssignmentMap:
                     raise AssignmentMapError(
                         f"target {pair.target!r} is written by two rules: {prev.rule.text} loads "
                         f"{prev.checkpoint_key!r} and {pair.rule.text} loads "
-                        f"{pair.checkpoint_key!r}. TensorFlow would silently keep the last in "
+                        f"{pair.checkpoint_key!r}. TensorFlow applies both and keeps the last in "
                         f"sorted key order ({pair.checkpoint_key!r}); make the scopes disjoint, "
                         f"add exclude=[{('^' + re.escape(pair.target) + '$')!r}], or pass "
                         f"on_conflict='last' for TF's behaviour"
                     )
+                if prev is not None and overridden is not None and prev != pair:
+                    overridden.append(prev)
                 chosen[pair.target] = pair
         return [chosen[t] for t in sorted(chosen)]
 

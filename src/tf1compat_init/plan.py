@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import CheckpointMismatchError
+from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, Pair, nearest
 from .report import Mismatch, RestoreReport, shapes_compatible
 
@@ -169,7 +169,11 @@ def plan_restore(
     specs = _normalize_targets(targets)
     variables = checkpoint.variables
     excluded: dict[str, str] = {}
-    pairs = amap.resolve(variables, specs, on_conflict=on_conflict, excluded=excluded)
+    overridden: list[Pair] = []
+    pairs = amap.resolve(
+        variables, specs, on_conflict=on_conflict, excluded=excluded, overridden=overridden
+    )
+    _check_overridden(overridden, variables, specs)
 
     optional_res = [re.compile(p) for p in (optional or ())]
     report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
@@ -199,6 +203,25 @@ def plan_restore(
     report.unused = sorted(k for k in variables if k not in used)
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch)
     return RestorePlan(checkpoint, entries, report, amap)
+
+
+def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -> None:
+    """A rule that a later one overrides must still resolve, as TF checks every rule."""
+    for pair in overridden:
+        info = variables.get(pair.checkpoint_key)
+        if info is None:
+            raise AssignmentMapError(
+                f"rule {pair.rule.text} wants checkpoint key {pair.checkpoint_key!r} for "
+                f"{pair.target!r}, which is not in the checkpoint (a later rule overrides this "
+                f"target, but TensorFlow checks every rule and raises)"
+            )
+        shape, dtype = specs[pair.target]
+        if not shapes_compatible(shape, info.shape) or (dtype is not None and dtype != info.dtype):
+            m = Mismatch(pair.target, pair.checkpoint_key, shape, info.shape, dtype, info.dtype)
+            raise AssignmentMapError(
+                f"rule {pair.rule.text} does not fit {pair.target!r}: {m.reason} (a later rule "
+                f"overrides this target, but TensorFlow checks every rule and raises)"
+            )
 
 
 def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str) -> None:
