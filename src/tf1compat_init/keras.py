@@ -1,0 +1,258 @@
+"""Keras front end: TF1 (and TF2) checkpoints into Keras 3, tf_keras and Keras 2 models.
+
+One code path for every Keras: the flavour is read off the model object, and this module
+never imports a Keras itself (the callbacks subclass whichever ``tf.keras`` TensorFlow
+wires up, which is tf_keras under ``TF_USE_LEGACY_KERAS=1``).
+
+**Names.** Every weight gets one model-relative name: the layer names from the given
+model down to the layer that owns the weight, joined by ``/``, then the weight's own
+name (``dense/kernel``, ``encoder/dense_1/kernel``, ``lstm/lstm_cell/bias``). The given
+model's own name is left out, so the names are the same under Keras 3 and tf_keras, in
+any process, and a sub-model loaded alone has the names it has inside its parent minus
+its own name. Two weights that would share a name are an error that says which.
+:func:`weight_names` lists them.
+
+**The checkpoint side.** For a TF1 name-based checkpoint, the keys (``model/dense/kernel``).
+For a TF2 object-based checkpoint (``tf.train.Checkpoint``), the name each variable had
+when it was saved, as its object graph records it (``dense/kernel`` from tf_keras,
+``sequential/dense/kernel`` from Keras 3); where that name is empty or shared by several
+variables, the readable object path (``model/d/_kernel``) stands in. The
+``.ATTRIBUTES/VARIABLE_VALUE`` keys themselves depend on Python attribute names and on
+the Keras version, so they are never what a map is written against.
+
+**The map.** The engine's TF1 grammar, ``{checkpoint_name_or_scope: model_relative_name_or_
+scope}``, plus ``"auto"``: names that differ only by Keras auto-numbering (``dense_2`` vs
+``dense``, matched in numbering order) or by a model prefix on either side
+(``sequential/``, ``model/``). The derived map is in ``report.applied_map``.
+
+**Distribution.** Call :func:`load_checkpoint` outside ``strategy.run``, with the model
+created in or out of ``strategy.scope()``: the assignment reaches every replica. Under
+``MultiWorkerMirroredStrategy`` **every worker must load** (the assignment is local to
+each worker: if only the chief loads, the workers silently train different models).
+:class:`CheckpointInit` does that, since every worker runs its callbacks.
+
+**Callbacks** (:class:`CheckpointInit`, :class:`StopAtStep`, :class:`LoggingTensor`,
+:class:`CheckpointSaver`) work in ``model.fit`` and in a custom loop driven through the
+standard protocol (see :mod:`tf1compat_init._keras_callbacks`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._keras_names import (
+    KerasModelError,
+    SavedNames,
+    checkpoint_view,
+    derive_auto_map,
+    keras_flavour,
+    model_targets,
+    name_resolver,
+    weight_names,
+)
+from .apply import apply_plan
+from .errors import AssignmentMapError, CheckpointMismatchError
+from .mapping import AssignmentMap, nearest
+from .plan import DEFAULT_OPTIONAL, RestorePlan, plan_restore
+from .reader import open_checkpoint
+from .report import RestoreReport
+from .variables import target_specs
+
+if TYPE_CHECKING:  # defined lazily by __getattr__ below
+    from ._keras_callbacks import CheckpointInit, CheckpointSaver, LoggingTensor, StopAtStep
+
+__all__ = [
+    "CheckpointInit",
+    "CheckpointSaver",
+    "KerasModelError",
+    "LoggingTensor",
+    "StopAtStep",
+    "keras_flavour",
+    "load_checkpoint",
+    "plan_checkpoint",
+    "weight_names",
+]
+
+logger = logging.getLogger(__name__)
+
+_CALLBACKS = ("CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep")
+_POLICY_CHOICES = {
+    "on_missing": ("error", "warn", "ignore"),
+    "on_mismatch": ("error", "warn", "ignore"),
+    "on_conflict": ("error", "last"),
+}
+_POLICY_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict", "exclude")
+
+
+def __getattr__(name: str) -> Any:
+    # The callbacks subclass a Keras Callback, so defining them imports TensorFlow's Keras;
+    # load_checkpoint alone does not need that.
+    if name in _CALLBACKS:
+        from . import _keras_callbacks
+
+        return getattr(_keras_callbacks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """Validates the policy keyword arguments; returns them with defaults filled in."""
+    unknown = [k for k in policy if k not in _POLICY_KEYS]
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}; the policy arguments are "
+            f"{', '.join(_POLICY_KEYS)}"
+        )
+    out = {"on_missing": "error", "on_mismatch": "error", "optional": DEFAULT_OPTIONAL}
+    out.update({"on_conflict": "error", "exclude": ()})
+    out.update(policy)
+    for key, choices in _POLICY_CHOICES.items():
+        if out[key] not in choices:
+            raise ValueError(
+                f"Invalid value for argument {key}. Received: {key}={out[key]!r}. "
+                f"Expected one of {', '.join(map(repr, choices))}"
+            )
+    return out
+
+
+def check_map(assignment_map: Any) -> None:
+    """Rejects a map that cannot be one before any model or checkpoint is seen."""
+    if isinstance(assignment_map, str) and assignment_map != "auto":
+        raise AssignmentMapError(
+            f"assignment_map must be None, 'auto', a dict, a list of pairs or a callable; got "
+            f"the string {assignment_map!r}. Did you mean {{{assignment_map!r}: "
+            f"{assignment_map!r}}}?"
+        )
+
+
+def plan_checkpoint(
+    model: Any, ckpt_dir_or_file: Any, assignment_map: Any = None, **policy: Any
+) -> tuple[RestorePlan, dict[str, Any]]:
+    """Plans loading a checkpoint into a Keras model, changing nothing.
+
+    Same arguments as :func:`load_checkpoint`.
+
+    Returns:
+        ``(plan, targets)``: the checked :class:`~tf1compat_init.RestorePlan` (its
+        ``report`` says what would load) and the targets to hand to
+        :func:`tf1compat_init.apply.apply_plan`.
+
+    Example:
+        >>> plan, _ = plan_checkpoint(model, "pretrained/", "auto")  # doctest: +SKIP
+        >>> print(plan.report)  # doctest: +SKIP
+    """
+    policy = check_policy(policy)
+    check_map(assignment_map)
+    names = weight_names(model)
+    targets = model_targets(names)
+    checkpoint = checkpoint_view(open_checkpoint(ckpt_dir_or_file))
+    auto = None
+    rules = assignment_map
+    if isinstance(assignment_map, str):  # "auto"
+        auto = derive_auto_map(list(checkpoint.variables), list(targets))
+        rules = auto.rules
+    amap = AssignmentMap(rules, exclude=policy.pop("exclude"), name_of=name_resolver(names))
+    try:
+        plan = plan_restore(checkpoint, target_specs(targets), amap, **policy)
+    except CheckpointMismatchError as e:
+        hint = _auto_hint(assignment_map, checkpoint.variables, targets)
+        if hint is None:
+            raise
+        raise CheckpointMismatchError(f"{e}\n{hint}", e.report) from None
+    if auto is not None:
+        plan.report.applied_map = {"/": "/"} if auto.rules is None else auto.rules
+        _check_auto_coverage(plan, auto.unpaired, checkpoint.variables, policy)
+    if isinstance(checkpoint, SavedNames):
+        plan = checkpoint.to_keys(plan)
+    return plan, targets
+
+
+def _auto_hint(assignment_map: Any, ckpt_names: Any, targets: Any) -> str | None:
+    """When identical names fail but "auto" would load everything, say so."""
+    if assignment_map is not None:
+        return None
+    try:
+        auto = derive_auto_map(list(ckpt_names), list(targets))
+    except AssignmentMapError:
+        return None
+    if auto.unpaired or auto.rules is None:
+        return None
+    return (
+        f"The names differ only by Keras numbering or a prefix: assignment_map='auto' would "
+        f"load all {len(auto.pairs)} weights, with the map {auto.rules!r}."
+    )
+
+
+def _check_auto_coverage(
+    plan: RestorePlan, unpaired: list[str], ckpt_names: Any, policy: dict[str, Any]
+) -> None:
+    # A derived map leaves the targets it could not pair outside every rule; the engine
+    # would call them "untouched". Under "auto" they are missing weights, and say so.
+    optional = [re.compile(p) for p in policy["optional"] or ()]
+    untouched = set(plan.report.untouched)
+    lost = [t for t in unpaired if t in untouched and not any(p.search(t) for p in optional)]
+    if not lost or policy["on_missing"] == "ignore":
+        return
+    rows = []
+    for t in lost[:10]:
+        near = nearest(t, list(ckpt_names))
+        rows.append(f"{t}" + (f" (nearest checkpoint names: {', '.join(near)})" if near else ""))
+    more = f"\n  ... and {len(lost) - 10} more" if len(lost) > 10 else ""
+    message = (
+        f"assignment_map='auto' found no checkpoint value for {len(lost)} weight(s) of the "
+        f"model; their names differ from {plan.report.checkpoint} by more than numbering or a "
+        f"prefix:\n  " + "\n  ".join(rows) + more
+    )
+    if policy["on_missing"] == "error":
+        raise CheckpointMismatchError(
+            message + "\nNothing was changed. Pass an explicit assignment_map for them, or "
+            "on_missing='warn' to let them keep their initial values.",
+            plan.report,
+        )
+    logger.warning("%s", message)
+
+
+def load_checkpoint(
+    model: Any, ckpt_dir_or_file: Any, assignment_map: Any = None, **policy: Any
+) -> RestoreReport:
+    """Loads a TF1 name-based or TF2 object-based checkpoint into a Keras model.
+
+    Everything is resolved and checked first (names, shapes, dtypes, every checksum); a
+    problem raises before any weight changes.
+
+    Args:
+        model: a built Keras 3, tf_keras or Keras 2 model (or layer). Names are
+            model-relative (see :mod:`tf1compat_init.keras`); pass a sub-model to load
+            only it.
+        ckpt_dir_or_file: a checkpoint directory (its latest checkpoint), prefix, or
+            ``.index`` / ``.data-*`` path.
+        assignment_map: ``None`` (identical names), ``"auto"`` (names that differ only by
+            auto-numbering or a model prefix), TF1's grammar
+            ``{checkpoint_name_or_scope: model_relative_name_or_scope_or_weight}``, or an
+            :class:`~tf1compat_init.AssignmentMap`.
+        **policy: ``on_missing``, ``on_mismatch`` (``"error"``, ``"warn"``,
+            ``"ignore"``), ``optional`` (regexes of weights that may be missing),
+            ``on_conflict`` (``"error"`` or ``"last"``), ``exclude`` (regexes).
+
+    Returns:
+        The :class:`~tf1compat_init.RestoreReport` (``report.applied_map`` holds the
+        map ``"auto"`` derived).
+
+    Raises:
+        KerasModelError: the model is not built (the message shows how to build it), has
+            no weights, or has two weights of one name.
+        CheckpointNotFoundError: no checkpoint there.
+        AssignmentMapError: the map is malformed, reversed or resolves to nothing.
+        CheckpointMismatchError: values are missing or do not fit (with ``.report``).
+
+    Example:
+        >>> model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(10)])
+        ...     # doctest: +SKIP
+        >>> report = load_checkpoint(model, "tf1_run/", {"model/": "/"})  # doctest: +SKIP
+        >>> report.loaded  # doctest: +SKIP
+        {'dense/bias': 'model/dense/bias', 'dense/kernel': 'model/dense/kernel'}
+    """
+    plan, targets = plan_checkpoint(model, ckpt_dir_or_file, assignment_map, **policy)
+    return apply_plan(plan, targets)
