@@ -1,0 +1,192 @@
+"""``Estimator.train``: one graph per call, a ``MonitoredTrainingSession``, the default hooks.
+
+Follows ``Estimator._train_model_default`` / ``_train_with_estimator_spec`` of
+tensorflow_estimator 2.15: the same ops are created in the same order (so op-level
+random seeds, and thus initial values, match tf.estimator under the same graph seed),
+the same default saver, hooks and summaries, and the same resume rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import tensorflow as tf
+
+from ._estimator_inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._estimator_spec import ModeKeys
+
+__all__ = ["create_global_step", "maybe_warm_start", "train_model"]
+
+logger = logging.getLogger(__name__)
+
+
+def create_global_step(graph: Any) -> Any:
+    """Creates ``global_step`` in a fresh graph, as every Estimator graph starts."""
+    step = tf.compat.v1.train.create_global_step(graph)
+    if step is not tf.compat.v1.train.get_global_step(graph) or not step.dtype.is_integer:
+        raise AssertionError(f"global_step {step} is not the graph's integer global step")
+    return step
+
+
+def _create_global_step_read(graph: Any) -> None:
+    # tf.estimator creates the cached global-step read here (hooks reuse it); creating
+    # it at the same point keeps op ids, and so op-level seeds, identical.
+    try:
+        from tensorflow.python.training import training_util
+    except ImportError:  # pragma: no cover - the helper moved; hooks create it later
+        return
+    reader = getattr(training_util, "_get_or_create_global_step_read", None)
+    if reader is not None:
+        reader(graph)
+
+
+def maybe_warm_start(settings: Any) -> None:
+    """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`."""
+    from . import v1
+
+    logger.info("Warm-starting with WarmStartSettings: %s", settings)
+    v1.warm_start(
+        settings.ckpt_to_initialize_from,
+        vars_to_warm_start=settings.vars_to_warm_start,
+        var_name_to_prev_var_name=settings.var_name_to_prev_var_name or None,
+    )
+
+
+def _same_dir(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    return os.path.normcase(os.path.abspath(os.fsdecode(a))) == os.path.normcase(
+        os.path.abspath(os.fsdecode(b))
+    )
+
+
+def _warn_foreign_saver(hooks: list, model_dir: str) -> None:
+    for hook in hooks:
+        ckpt_dir = getattr(hook, "_checkpoint_dir", None)
+        if not _same_dir(ckpt_dir, model_dir):
+            logger.warning(
+                "A CheckpointSaverHook writing to %s replaces the Estimator's own "
+                "checkpointing, so model_dir %s gets no checkpoint: the next train(), "
+                "evaluate() or predict() will not find this run's variables and training "
+                "restarts from step 0 (tf.estimator behaves the same). To resume, give the "
+                "hook checkpoint_dir=model_dir, or drop it and set "
+                "RunConfig(save_checkpoints_steps=...) instead.",
+                ckpt_dir,
+                model_dir,
+            )
+
+
+def _default_saver(spec: Any, config: Any) -> None:
+    if spec.scaffold.saver or tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SAVERS):
+        return
+    tf.compat.v1.add_to_collection(
+        tf.compat.v1.GraphKeys.SAVERS,
+        tf.compat.v1.train.Saver(
+            sharded=True,
+            max_to_keep=config.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
+            defer_build=True,
+            save_relative_paths=True,
+        ),
+    )
+
+
+def _saver_hooks(
+    spec: Any, worker_hooks: list, config: Any, model_dir: str, listeners: list
+) -> list:
+    """The chief-only hooks: a default CheckpointSaverHook unless the user brought one."""
+    chief_hooks: list = []
+    all_hooks = worker_hooks + list(spec.training_chief_hooks)
+    saver_hooks = [h for h in all_hooks if isinstance(h, tf.compat.v1.train.CheckpointSaverHook)]
+    _warn_foreign_saver(saver_hooks, model_dir)
+    if (config.save_checkpoints_secs or config.save_checkpoints_steps) and not saver_hooks:
+        chief_hooks = [
+            tf.compat.v1.train.CheckpointSaverHook(
+                model_dir,
+                save_secs=config.save_checkpoints_secs,
+                save_steps=config.save_checkpoints_steps,
+                scaffold=spec.scaffold,
+                save_graph_def=config.checkpoint_save_graph_def,
+            )
+        ]
+        saver_hooks = chief_hooks
+    if listeners:
+        if not saver_hooks:
+            raise ValueError(
+                "There should be a CheckpointSaverHook to use saving_listeners. "
+                "Please set one of the RunConfig.save_checkpoints_steps or "
+                "RunConfig.save_checkpoints_secs."
+            )
+        # As tf.estimator: listeners go to the first saver hook found.
+        existing = saver_hooks[0]._listeners
+        for listener in listeners:
+            if listener not in existing:
+                existing.append(listener)
+    return chief_hooks
+
+
+def _train_with_spec(
+    est: Any, spec: Any, worker_hooks: list, hooks: list, global_step: Any, listeners: list
+) -> Any:
+    config, model_dir = est._config, est._model_dir
+    if est._warm_start_settings and not tf.train.latest_checkpoint(model_dir):
+        maybe_warm_start(est._warm_start_settings)
+    summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+    if not any(s.op.name == "loss" for s in summaries):
+        tf.compat.v1.summary.scalar("loss", spec.loss)
+    tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, spec.loss)
+    worker_hooks.extend(hooks)
+    worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
+    if config.log_step_count_steps is not None:
+        worker_hooks.append(
+            tf.compat.v1.train.LoggingTensorHook(
+                {"loss": spec.loss, "step": global_step},
+                every_n_iter=config.log_step_count_steps,
+            )
+        )
+    worker_hooks.extend(spec.training_hooks)
+    _default_saver(spec, config)
+    chief_hooks = _saver_hooks(spec, worker_hooks, config, model_dir, listeners)
+    with tf.compat.v1.train.MonitoredTrainingSession(
+        master=config.master,
+        is_chief=config.is_chief,
+        checkpoint_dir=model_dir,
+        scaffold=spec.scaffold,
+        hooks=worker_hooks,
+        chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
+        save_checkpoint_secs=0,  # the CheckpointSaverHook above saves
+        save_summaries_steps=config.save_summary_steps,
+        config=est._session_config,
+        max_wait_secs=config.session_creation_timeout_secs,
+        log_step_count_steps=config.log_step_count_steps,
+        save_graph_def=config.checkpoint_save_graph_def,
+    ) as session:
+        loss = None
+        steps = 0
+        while not session.should_stop():
+            steps += 1
+            _, loss = session.run([spec.train_op, spec.loss])
+    if steps == 0:
+        logger.warning(
+            "Training with estimator made no steps. Perhaps input is empty or misspecified."
+        )
+    return loss
+
+
+def train_model(est: Any, input_fn: Any, hooks: list, listeners: list) -> Any:
+    """Builds the training graph in a fresh ``tf.Graph`` and runs it; returns the last loss."""
+    worker_hooks: list = []
+    with tf.Graph().as_default() as g, g.device(est._config.device_fn):
+        tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
+        create_global_step(g)
+        _create_global_step_read(g)
+        result = call_input_fn(input_fn, ModeKeys.TRAIN, est.params, est.config)
+        features, labels, input_hooks = parse_input_fn_result(result)
+        worker_hooks.extend(input_hooks)
+        spec = call_model_fn(
+            est._model_fn, features, labels, ModeKeys.TRAIN, est.params, est.config
+        )
+        global_step = tf.compat.v1.train.get_global_step(g)
+        return _train_with_spec(est, spec, worker_hooks, hooks, global_step, listeners)

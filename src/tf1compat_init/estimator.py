@@ -1,0 +1,336 @@
+"""An Estimator-compatible runner for TensorFlow >= 2.16, where ``tf.estimator`` is gone.
+
+Code written for ``tf.estimator`` runs after changing the import::
+
+    from tf1compat_init.estimator import Estimator, EstimatorSpec, ModeKeys, RunConfig
+
+It runs the ``model_fn`` in graph mode with ``tf.compat.v1`` (a fresh ``tf.Graph`` per
+``train`` / ``evaluate`` / ``predict`` call, ``MonitoredTrainingSession``, ``Saver``
+checkpoints ``model.ckpt-<step>`` in ``model_dir``, loss and ``global_step/sec``
+summaries), with the semantics of tensorflow_estimator 2.15 and its error messages
+word for word (our advice follows them). Warm starts go through
+:func:`tf1compat_init.v1.warm_start`. Nothing is patched into ``tf``; where the real
+``tf.estimator`` exists this runner works beside it.
+
+The hook classes tf.estimator re-exported (``LoggingTensorHook``, ``StopAtStepHook``,
+...) are here too, as the same ``tf.compat.v1.train`` objects. Left out, raising
+``NotImplementedError`` with what to use instead: SavedModel export,
+``train_and_evaluate`` (and ``TrainSpec`` / ``EvalSpec``), canned estimators and heads,
+distribution strategies and ``TF_CONFIG`` clusters, vocabulary remapping in
+``WarmStartSettings``.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from . import _estimator_eval, _estimator_train
+from . import _estimator_leftout as _leftout
+from ._estimator_config import RunConfig, WarmStartSettings, default_session_config
+from ._estimator_config import resolve_warm_start as _resolve_warm_start
+from ._estimator_inputs import call_model_fn as _call_model_fn
+from ._estimator_inputs import verify_model_fn_args as _verify_model_fn_args
+from ._estimator_spec import EstimatorSpec, ModeKeys
+
+__all__ = [
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "Estimator",
+    "EstimatorSpec",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LoggingTensorHook",
+    "ModeKeys",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProfilerHook",
+    "RunConfig",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "VocabInfo",
+    "WarmStartSettings",
+    "train_and_evaluate",
+]
+
+# tf.estimator re-exported these tf.compat.v1.train names; so do we (the same objects).
+_train = tf.compat.v1.train
+CheckpointSaverHook = _train.CheckpointSaverHook
+CheckpointSaverListener = _train.CheckpointSaverListener
+FeedFnHook = _train.FeedFnHook
+FinalOpsHook = _train.FinalOpsHook
+GlobalStepWaiterHook = _train.GlobalStepWaiterHook
+LoggingTensorHook = _train.LoggingTensorHook
+NanLossDuringTrainingError = _train.NanLossDuringTrainingError
+NanTensorHook = _train.NanTensorHook
+ProfilerHook = _train.ProfilerHook
+SecondOrStepTimer = _train.SecondOrStepTimer
+SessionRunArgs = _train.SessionRunArgs
+SessionRunContext = _train.SessionRunContext
+SessionRunHook = _train.SessionRunHook
+SessionRunValues = _train.SessionRunValues
+StepCounterHook = _train.StepCounterHook
+StopAtStepHook = _train.StopAtStepHook
+SummarySaverHook = _train.SummarySaverHook
+VocabInfo = _train.VocabInfo
+del _train
+
+logger = logging.getLogger(__name__)
+
+# Members a subclass may override, as in tf.estimator.
+_ALLOWED_OVERRIDES = frozenset({"model_fn", "latest_checkpoint"})
+
+
+def _check_hooks(hooks: Any) -> list:
+    hooks = list(hooks or [])
+    for h in hooks:
+        if not isinstance(h, tf.compat.v1.train.SessionRunHook):
+            raise TypeError(f"Hooks must be a SessionRunHook, given: {h}")
+    return hooks
+
+
+def _check_listeners(listeners: Any) -> list:
+    listeners = list(listeners or [])
+    for listener in listeners:
+        if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
+            raise TypeError(
+                f"saving_listeners must be a list of CheckpointSaverListener, given: {listener}"
+            )
+    return listeners
+
+
+def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
+    if config is None:
+        config = RunConfig()
+        logger.info("Using default config.")
+    if not isinstance(config, RunConfig):
+        hint = ""
+        if type(config).__name__ == "RunConfig":
+            hint = (
+                "\ntf1compat_init: this is tf.estimator.RunConfig; use "
+                "tf1compat_init.estimator.RunConfig with the same arguments."
+            )
+        raise ValueError(f"config must be an instance of `RunConfig`, but provided {config}.{hint}")
+    if config.session_config is None:
+        config = RunConfig._replace(copy.deepcopy(config), session_config=default_session_config())
+    if model_dir is not None:
+        model_dir = os.fspath(model_dir)
+        if config.model_dir is not None and config.model_dir != model_dir:
+            raise ValueError(
+                "`model_dir` are set both in constructor and `RunConfig`, but with "
+                f"different values. In constructor: '{model_dir}', in `RunConfig`: "
+                f"'{config.model_dir}' "
+            )
+    if model_dir:
+        config = RunConfig._replace(copy.deepcopy(config), model_dir=model_dir)
+    elif config.model_dir is None:
+        model_dir = tempfile.mkdtemp()
+        logger.warning("Using temporary folder as model directory: %s", model_dir)
+        config = RunConfig._replace(copy.deepcopy(config), model_dir=model_dir)
+    return config
+
+
+def _global_step_in(model_dir: str) -> int:
+    try:
+        reader = tf.compat.v1.train.NewCheckpointReader(tf.train.latest_checkpoint(model_dir))
+        return int(reader.get_tensor(tf.compat.v1.GraphKeys.GLOBAL_STEP))
+    except Exception:  # no checkpoint, or one without a global step: start from 0
+        return 0
+
+
+class Estimator:
+    """Trains, evaluates and predicts with a ``model_fn`` (``tf.estimator.Estimator``).
+
+    Args:
+        model_fn: ``model_fn(features, labels, mode, params, config)``; every argument but
+            ``features`` is optional, passed only when the function declares it.
+            Returns an :class:`EstimatorSpec`.
+        model_dir: where checkpoints and summaries go; resumed from when it holds a
+            checkpoint. ``None``: ``config.model_dir``, else a new temporary directory.
+        config: a :class:`RunConfig`.
+        params: a dict passed to ``model_fn`` (which must then take ``params``).
+        warm_start_from: a checkpoint path or directory, a SavedModel directory, or a
+            :class:`WarmStartSettings`; used only while ``model_dir`` has no checkpoint.
+
+    Example:
+        >>> est = Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100).evaluate(eval_input_fn)  # doctest: +SKIP
+        {'loss': 0.12, 'global_step': 100}
+    """
+
+    def __init__(
+        self,
+        model_fn: Any,
+        model_dir: Any = None,
+        config: RunConfig | None = None,
+        params: dict | None = None,
+        warm_start_from: Any = None,
+    ) -> None:
+        self._assert_members_are_not_overridden()
+        self._config = _config_with_model_dir(config, model_dir)
+        self._model_dir = self._config.model_dir
+        self._session_config = self._config.session_config
+        logger.info("Using config: %s", vars(self._config))
+        if model_fn is None:
+            raise ValueError("model_fn must be provided to Estimator.")
+        _verify_model_fn_args(model_fn, params)
+        self._model_fn = model_fn
+        self._params = copy.deepcopy(params or {})
+        self._warm_start_settings = _resolve_warm_start(warm_start_from)
+
+    def _assert_members_are_not_overridden(self) -> None:
+        cls = type(self)
+        if cls is Estimator:
+            return
+        own = {m for m in dir(Estimator) if not m.startswith("__")}
+        overridden = [
+            m
+            for m in (own & set(cls.__dict__) - _ALLOWED_OVERRIDES)
+            if getattr(Estimator, m) != getattr(cls, m)
+        ]
+        if overridden:
+            raise ValueError(
+                "Subclasses of Estimator cannot override members of Estimator. "
+                f"{cls} does override {overridden}"
+            )
+
+    @property
+    def model_dir(self) -> str:
+        return self._model_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return copy.deepcopy(self._config)
+
+    @property
+    def params(self) -> dict:
+        return copy.deepcopy(self._params)
+
+    @property
+    def model_fn(self) -> Any:
+        """The ``model_fn`` bound to ``params``: ``fn(features, labels, mode, config)``."""
+
+        def public_model_fn(features: Any, labels: Any, mode: str, config: Any) -> EstimatorSpec:
+            return _call_model_fn(self._model_fn, features, labels, mode, self.params, config)
+
+        return public_model_fn
+
+    def _check_checkpoint_available(self) -> None:
+        if not tf.train.latest_checkpoint(self._model_dir):
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}.")
+
+    def get_variable_value(self, name: str) -> Any:
+        """The value of variable ``name`` in the latest checkpoint (a numpy array)."""
+        self._check_checkpoint_available()
+        return tf.train.load_variable(self._model_dir, name)
+
+    def get_variable_names(self) -> list[str]:
+        """The names of all variables in the latest checkpoint."""
+        self._check_checkpoint_available()
+        return [name for name, _ in tf.train.list_variables(self._model_dir)]
+
+    def latest_checkpoint(self) -> str | None:
+        """The path of the latest checkpoint in ``model_dir``, or ``None``."""
+        return tf.train.latest_checkpoint(self._model_dir)
+
+    def eval_dir(self, name: str | None = None) -> str:
+        """The directory of evaluation summaries: ``model_dir/eval`` or ``eval_<name>``."""
+        return os.path.join(self._model_dir, "eval" if not name else "eval_" + name)
+
+    def train(
+        self,
+        input_fn: Any,
+        hooks: Any = None,
+        steps: int | None = None,
+        max_steps: int | None = None,
+        saving_listeners: Any = None,
+    ) -> Estimator:
+        """Trains from ``input_fn`` batches; resumes from the latest checkpoint in model_dir.
+
+        ``steps`` counts from where this call starts; ``max_steps`` is an absolute global
+        step (a call already past it does nothing). With neither, trains until the input
+        ends. Returns ``self``.
+        """
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if max_steps is not None and max_steps <= _global_step_in(self._model_dir):
+            logger.info("Skipping training since max_steps has already saved.")
+            return self
+        hooks = _check_hooks(hooks)
+        if steps is not None or max_steps is not None:
+            hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
+        listeners = _check_listeners(saving_listeners)
+        loss = _estimator_train.train_model(self, input_fn, hooks, listeners)
+        logger.info("Loss for final step: %s.", loss)
+        return self
+
+    def evaluate(
+        self,
+        input_fn: Any,
+        steps: int | None = None,
+        hooks: Any = None,
+        checkpoint_path: str | None = None,
+        name: str | None = None,
+    ) -> dict:
+        """Evaluates the latest (or given) checkpoint on ``input_fn`` batches.
+
+        Returns:
+            The ``eval_metric_ops`` values, plus ``loss`` (mean over batches) and
+            ``global_step``; also written as summaries to :meth:`eval_dir`.
+        """
+        hooks = _check_hooks(hooks)
+        return _estimator_eval.evaluate(self, input_fn, steps, hooks, checkpoint_path, name)
+
+    def predict(
+        self,
+        input_fn: Any,
+        predict_keys: Any = None,
+        hooks: Any = None,
+        checkpoint_path: str | None = None,
+        yield_single_examples: bool = True,
+    ) -> Iterator[Any]:
+        """Yields predictions for the ``input_fn`` features (one example at a time by default)."""
+        hooks = _check_hooks(hooks)
+        yield from _estimator_eval.predict(
+            self, input_fn, predict_keys, hooks, checkpoint_path, yield_single_examples
+        )
+
+    def export_saved_model(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
+        raise NotImplementedError(_leftout.NO_EXPORT.format(name="Estimator.export_saved_model"))
+
+    def export_savedmodel(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
+        raise NotImplementedError(_leftout.NO_EXPORT.format(name="Estimator.export_savedmodel"))
+
+    def experimental_export_all_saved_models(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
+        raise NotImplementedError(
+            _leftout.NO_EXPORT.format(name="Estimator.experimental_export_all_saved_models")
+        )
+
+
+def __getattr__(name: str) -> Any:
+    return _leftout.missing_name(__name__, name)
+
+
+def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any) -> Any:
+    """Not supported: raises ``NotImplementedError`` saying what to use instead."""
+    raise NotImplementedError(_leftout.NO_TRAIN_AND_EVALUATE)
