@@ -1,0 +1,981 @@
+"""Migrating checkpoints: rename keys, change format, stream, verify, then install atomically.
+
+:func:`migrate` writes a renamed copy of a checkpoint (TF1 name-based or TF2
+object-based) as
+
+- ``"tf1"``: a name-based checkpoint (``tf.compat.v1.train.Saver`` format), written
+  natively, no TensorFlow;
+- ``"safetensors"``: a ``.safetensors`` file for PyTorch / JAX users, no TensorFlow;
+- ``"tf2"``: an object-based checkpoint of a model (``tf.train.Checkpoint(model=m)``);
+- ``"keras"``: a Keras ``.weights.h5`` file of a model.
+
+Names are renamed forward, from the source key to the new name, with the grammar of
+the Python API (``{checkpoint_key_or_scope: new_name_or_scope}``, regex keys, a
+callable); a key that no rule matches keeps its name, and ``exclude`` patterns drop
+keys. Object-based sources are named by their readable object paths.
+
+Tensors stream: ``"tf1"`` and ``"safetensors"`` hold one tensor (two while verifying)
+in memory at a time. The output is written into a hidden temporary directory next to
+the destination, read back and compared bit for bit with the source, and only then
+renamed into place. An exclusive lock file makes a second concurrent migrate to the same
+destination fail cleanly. The source is only ever read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import re
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import AssignmentMapError, CheckpointCorruptError, Tf1CompatError
+from .mapping import ROOT, AssignmentMap, Rule, nearest
+from .plan import DEFAULT_OPTIONAL
+from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
+
+__all__ = [
+    "FORMATS",
+    "OPTIMIZER_PATTERNS",
+    "MigrateResult",
+    "RenamedCheckpoint",
+    "load_factory",
+    "load_map_file",
+    "migrate",
+    "rename_checkpoint",
+]
+
+logger = logging.getLogger(__name__)
+
+FORMATS = ("tf1", "tf2", "keras", "safetensors")
+
+#: Name-based optimizer state dropped by ``drop_optimizer`` (``re.search``). Object-based
+#: checkpoints are judged by their object graph instead (see :func:`rename_checkpoint`).
+OPTIMIZER_PATTERNS: tuple[str, ...] = (
+    r"(^|/)beta[12]_power(_\d+)?$",
+    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
+    r"ProximalAdagrad)(_\d+)?$",
+    r"/\.OPTIMIZER_SLOT/",
+)
+
+Progress = Callable[[int, int, str], None]
+
+
+# -- the renamed view of a source checkpoint -------------------------------------------------
+
+
+@dataclass
+class RenamedCheckpoint:
+    """A source checkpoint seen under its new names; nothing is copied.
+
+    It is a checkpoint for :func:`~tf1compat_init.plan_restore` and
+    :func:`~tf1compat_init.apply.apply_plan` (``prefix``, ``format``, ``variables``,
+    ``read``).
+
+    Attributes:
+        base: the opened source.
+        variables: new name -> :class:`~tf1compat_init.VariableInfo`, sorted by name.
+        sources: new name -> the source's raw checkpoint key.
+        source_names: new name -> the source's name (object path for object-based).
+        excluded: source name -> why it was left out (an exclude pattern, optimizer state).
+    """
+
+    base: CheckpointInfo
+    variables: dict[str, VariableInfo]
+    sources: dict[str, str]
+    source_names: dict[str, str]
+    excluded: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        return self.base.prefix
+
+    @property
+    def format(self) -> str:
+        return self.base.format
+
+    @property
+    def data_files(self) -> list[str]:
+        return self.base.data_files
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """source name -> new name, for the names that changed."""
+        return {self.source_names[n]: n for n in self.variables if self.source_names[n] != n}
+
+    @property
+    def raw_keys(self) -> dict[str, str]:
+        """new name -> raw source key (what :func:`~tf1compat_init.checkpoint.lower_plan`
+        uses)."""
+        return self.sources
+
+    def nbytes(self, name: str) -> int:
+        """The size of one tensor's value (the stored size for strings)."""
+        info = self.variables[name]
+        entry = getattr(self.base.bundle, "entries", {}).get(self.sources[name])
+        if info.dtype == "string" and entry is not None:
+            return int(entry.size)
+        return _nbytes(info)
+
+    def read(self, names: Any = None, *, verify: bool = True) -> dict[str, Any]:
+        """Reads values by new name (all when ``names`` is None), checksums verified."""
+        names = list(self.variables) if names is None else list(names)
+        unknown = [n for n in names if n not in self.sources]
+        if unknown:
+            raise KeyError(f"{unknown[0]!r} is not a name of the renamed checkpoint")
+        keys = [self.sources[n] for n in names]
+        values = self.base.read(keys, verify=verify)
+        return {n: values[k] for n, k in zip(names, keys, strict=True)}
+
+    def read_one(self, name: str) -> Any:
+        return self.read([name])[name]
+
+
+def _nbytes(info: VariableInfo) -> int:
+    from ._bundle import numpy_dtype
+
+    n = 1
+    for d in info.shape:
+        n *= d
+    try:
+        return n * numpy_dtype(info.dtype).itemsize
+    except Tf1CompatError:
+        return 0
+
+
+def _source_names(info: CheckpointInfo) -> dict[str, str]:
+    if info.format == "object-based":
+        from .checkpoint import ObjectPathCheckpoint
+
+        return dict(ObjectPathCheckpoint(info).keys)
+    return {k: k for k in info.variables if k not in INTERNAL_KEYS}
+
+
+def _optimizer_only_keys(info: CheckpointInfo) -> set[str]:
+    """Keys of objects reachable only through an ``optimizer`` child or as slots."""
+    graph = info.bundle.object_graph() if info.bundle is not None else None
+    if graph is None or not graph.nodes:
+        return set()
+    reachable = {0}
+    queue = [0]
+    while queue:  # everything reachable without entering an optimizer
+        node = graph.nodes[queue.pop()]
+        for child in node.children:
+            if child.local_name == "optimizer" or child.node_id in reachable:
+                continue
+            if 0 <= child.node_id < len(graph.nodes):
+                reachable.add(child.node_id)
+                queue.append(child.node_id)
+    out = set()
+    for node_id, node in enumerate(graph.nodes):
+        if node_id not in reachable:
+            out.update(a.checkpoint_key for a in node.attributes)
+    return out
+
+
+def _hint_near(name: str, names: Sequence[str]) -> str:
+    close = nearest(name, names)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _scopes(names: Sequence[str], limit: int = 5) -> list[str]:
+    seen: dict[str, None] = {}
+    for n in names:
+        seen.setdefault(n.split("/", 1)[0] + "/" if "/" in n else n, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def _forward(rule: Rule, names: list[str], name_set: set[str]) -> list[tuple[str, str]]:
+    """The ``(source name, new name)`` pairs one rule produces; raises if it matches nothing."""
+    if rule.kind == "identity":
+        return [(n, n) for n in names]
+    if rule.kind == "one_to_one":
+        raise AssignmentMapError(
+            f"rule {rule.text}: a migration renames keys to names; variable objects have no "
+            f"meaning here"
+        )
+    if rule.kind == "callable":
+        out = []
+        for n in names:
+            new = rule.key(n)
+            if new is None:
+                continue
+            if not isinstance(new, str) or not new:
+                raise AssignmentMapError(
+                    f"{rule.text} returned {new!r} for key {n!r}; it must return a non-empty "
+                    f"name or None"
+                )
+            out.append((n, new))
+        return out
+    if rule.kind == "regex":
+        out = []
+        for n in names:
+            m = rule.key.fullmatch(n)
+            if m is None:
+                continue
+            try:
+                new = m.expand(rule.target or "")
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            if not new:
+                raise AssignmentMapError(f"rule {rule.text} renames {n!r} to the empty string")
+            out.append((n, new))
+        if not out:
+            raise AssignmentMapError(
+                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
+                + _hint_near(rule.key.pattern, names)
+            )
+        return out
+    key, target = rule.key, rule.target or ""
+    if key == ROOT or key.endswith("/"):
+        if target == "":
+            raise AssignmentMapError(
+                f"rule {rule.text}: the new name is the empty string; use '/' for the root, "
+                f"e.g. {{{key!r}: '/'}}"
+            )
+        if target != ROOT and not target.endswith("/"):
+            raise AssignmentMapError(
+                f"rule {rule.text}: {key!r} is a scope, so the new name must be a scope too "
+                f"(ending with '/'); did you mean {{{key!r}: {target + '/'!r}}}?"
+            )
+        new_prefix = "" if target == ROOT else target
+        if key == ROOT:
+            return [(n, new_prefix + n) for n in names]
+        under = [n for n in names if n.startswith(key)]
+        if not under:
+            hint = (
+                f"the map looks reversed: the grammar is {{checkpoint_scope: new_scope}}; did "
+                f"you mean {{{target!r}: {key!r}}}?"
+                if target != ROOT and any(n.startswith(target) for n in names)
+                else f"checkpoint keys are under {_scopes(names)}"
+            )
+            raise AssignmentMapError(
+                f"rule {rule.text} matches nothing: the checkpoint has no key under {key!r}; "
+                + hint
+            )
+        return [(n, new_prefix + n[len(key) :]) for n in under]
+    if key not in name_set:
+        raise AssignmentMapError(
+            f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
+            + (
+                f"; for the scope, write {{{key + '/'!r}: ...}}"
+                if any(n.startswith(key + "/") for n in names)
+                else _hint_near(key, names)
+            )
+        )
+    if target in ("", ROOT) or target.endswith("/"):
+        leaf = key.rsplit("/", 1)[-1]
+        raise AssignmentMapError(
+            f"rule {rule.text}: {key!r} is one key, so the new name must be one name; did you "
+            f"mean {{{key!r}: {(target.strip('/') + '/' if target.strip('/') else '') + leaf!r}}}?"
+        )
+    return [(key, target)]
+
+
+def rename_checkpoint(
+    checkpoint: Any,
+    assignment_map: Any = None,
+    *,
+    exclude: Any = (),
+    drop_optimizer: bool = False,
+) -> RenamedCheckpoint:
+    """Opens ``checkpoint`` and renames its keys forward, checking the rules.
+
+    Args:
+        checkpoint: a path (directory, prefix, ``.index`` / ``.data-*``) or an opened
+            :class:`~tf1compat_init.CheckpointInfo`.
+        assignment_map: ``{checkpoint_key_or_scope: new_name_or_scope}`` (a dict, a list
+            of pairs, regex keys with templates, a callable ``key -> name or None``, or an
+            :class:`~tf1compat_init.AssignmentMap`); ``None`` keeps every name. Every rule
+            that matches a key renames it (two rules give two copies); keys that no rule
+            matches keep their names.
+        exclude: regexes (``re.search``); a key is left out when its source name or its
+            new name matches one.
+        drop_optimizer: leave out optimizer state: slots and beta powers of name-based
+            checkpoints (:data:`OPTIMIZER_PATTERNS`), and of object-based ones every
+            object reachable only through an ``optimizer`` attribute.
+
+    Returns:
+        The :class:`RenamedCheckpoint`.
+
+    Raises:
+        CheckpointNotFoundError: no checkpoint there.
+        AssignmentMapError: a rule is malformed or matches nothing, or two keys would get
+            the same new name.
+
+    Example:
+        >>> view = rename_checkpoint("tf1/", {"sub_model_1/": "encoder/"})  # doctest: +SKIP
+        >>> view.renamed  # doctest: +SKIP
+        {'sub_model_1/dense/kernel': 'encoder/dense/kernel'}
+    """
+    info = checkpoint if isinstance(checkpoint, CheckpointInfo) else open_checkpoint(checkpoint)
+    amap = AssignmentMap(assignment_map, exclude=exclude)
+    name_to_key = _source_names(info)
+    names = sorted(name_to_key)
+    name_set = set(names)
+    explicit = assignment_map is not None  # None means identity: nothing to check
+    targets: dict[str, list[str]] = {n: [] for n in names}
+    rule_of: dict[tuple[str, str], str] = {}
+    if explicit:
+        for rule in amap.rule_list:
+            for src, new in _forward(rule, names, name_set):
+                if new not in targets[src]:
+                    targets[src].append(new)
+                    rule_of[(src, new)] = rule.text
+
+    dropped: set[str] = set()
+    if drop_optimizer:
+        opt_res = [re.compile(p) for p in OPTIMIZER_PATTERNS]
+        graph_keys = _optimizer_only_keys(info) if info.format == "object-based" else set()
+        for n in names:
+            key = name_to_key[n]
+            if key in graph_keys or any(p.search(n) or p.search(key) for p in opt_res):
+                dropped.add(n)
+
+    variables: dict[str, VariableInfo] = {}
+    sources: dict[str, str] = {}
+    source_names: dict[str, str] = {}
+    excluded: dict[str, str] = {}
+    for src in names:
+        if src in dropped:
+            excluded[src] = "optimizer state"
+            continue
+        for new in targets[src] or [src]:
+            if amap.excluded(src) or amap.excluded(new):
+                excluded[src] = "exclude pattern"
+                continue
+            prev = source_names.get(new)
+            if prev is not None and prev != src:
+                why = [rule_of.get((s, new), "no rule (kept its name)") for s in (prev, src)]
+                raise AssignmentMapError(
+                    f"two keys would both be named {new!r}: {prev!r} ({why[0]}) and {src!r} "
+                    f"({why[1]}). Rename one of them, or leave one out with an exclude pattern "
+                    f"such as {('^' + re.escape(src) + '$')!r}"
+                )
+            source_names[new] = src
+            sources[new] = name_to_key[src]
+    for new in sorted(sources):
+        variables[new] = info.variables[sources[new]]
+    if not variables:
+        raise AssignmentMapError(
+            f"nothing is left to migrate from {info.prefix}: all {len(names)} keys were excluded"
+        )
+    return RenamedCheckpoint(
+        base=info,
+        variables=variables,
+        sources={n: sources[n] for n in variables},
+        source_names={n: source_names[n] for n in variables},
+        excluded=excluded,
+    )
+
+
+# -- map files and model factories ------------------------------------------------------------
+
+
+def load_map_file(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """Reads a JSON map file: an object ``{"old/": "new/"}`` or a list of ``[old, new]`` pairs.
+
+    Raises:
+        AssignmentMapError: unreadable file, invalid JSON, or a value that is not a string.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise AssignmentMapError(f"cannot read map file {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise AssignmentMapError(
+            f"map file {path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+        ) from None
+    if isinstance(data, dict):
+        pairs = list(data.items())
+    elif isinstance(data, list) and all(isinstance(p, list) and len(p) == 2 for p in data):
+        pairs = [tuple(p) for p in data]
+    else:
+        raise AssignmentMapError(
+            f'map file {path} must hold a JSON object {{"old/": "new/"}} or a list of '
+            f'["old", "new"] pairs'
+        )
+    for k, v in pairs:
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise AssignmentMapError(
+                f"map file {path}: rule {k!r}: {v!r} must map a string to a string"
+            )
+    return pairs
+
+
+def load_factory(spec: str) -> Callable[[], Any]:
+    """Imports ``module:function`` (or ``path/to/file.py:function``) and returns the function.
+
+    The current directory is importable, as with ``python -m``.
+
+    Raises:
+        ValueError: ``spec`` is not of that form, or the attribute is not callable.
+        ImportError: the module cannot be imported.
+    """
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"a model factory is given as module:function, got {spec!r}")
+    if module_name.endswith(".py") or os.sep in module_name:
+        if not os.path.isfile(module_name):
+            raise ImportError(f"model factory file {module_name} does not exist")
+        mod_id = "_tf1compat_factory_" + re.sub(r"\W", "_", os.path.abspath(module_name))
+        spec_obj = importlib.util.spec_from_file_location(mod_id, module_name)
+        assert spec_obj is not None and spec_obj.loader is not None
+        module = importlib.util.module_from_spec(spec_obj)
+        sys.modules[mod_id] = module
+        spec_obj.loader.exec_module(module)
+    else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(module_name)
+    fn = module
+    for part in attr.split("."):
+        try:
+            fn = getattr(fn, part)
+        except AttributeError:
+            raise ValueError(f"module {module_name} has no attribute {attr!r}") from None
+    if not callable(fn):
+        raise ValueError(f"{spec} is not callable")
+    return fn
+
+
+# -- destinations, locks, temporary directories ---------------------------------------------
+
+
+def _check_destination(dst: str, fmt: str, source: CheckpointInfo, force: bool) -> list[str]:
+    """Validates ``dst`` for ``fmt``; returns the existing files that ``force`` replaces."""
+    if os.path.isdir(dst):
+        what = "a checkpoint prefix such as" if fmt in ("tf1", "tf2") else "a file path such as"
+        example = {
+            "tf1": "model.ckpt",
+            "tf2": "ckpt-1",
+            "keras": "model.weights.h5",
+            "safetensors": "model.safetensors",
+        }[fmt]
+        raise IsADirectoryError(
+            f"destination {dst} is a directory; give {what} {os.path.join(dst, example)}"
+        )
+    if fmt in ("tf1", "tf2"):
+        file_suffix = re.search(r"(\.index|\.data-\d{5}-of-\d{5})$", dst)
+        if file_suffix:
+            raise ValueError(
+                f"destination {dst} names a checkpoint file; give the prefix "
+                f"{dst[: file_suffix.start()]}"
+            )
+        existing = ([dst + ".index"] if os.path.exists(dst + ".index") else []) + sorted(
+            p
+            for p in _glob_data(dst)
+            if os.path.exists(p)  # a dangling name is not an output
+        )
+        same = os.path.realpath(dst) == os.path.realpath(source.prefix)
+    else:
+        if fmt == "keras" and not dst.endswith(".weights.h5"):
+            raise ValueError(
+                f"destination {dst} must end with .weights.h5 (Keras 3 saves weights only to "
+                f"such a name)"
+            )
+        existing = [dst] if os.path.exists(dst) else []
+        same = False
+    src_files = {os.path.realpath(p) for p in [source.index_file, *source.data_files]}
+    if same or any(os.path.realpath(p) in src_files for p in existing):
+        raise ValueError(
+            f"destination {dst} is the source checkpoint; migrate never modifies its source, "
+            f"so choose another destination"
+        )
+    if existing and not force:
+        raise FileExistsError(
+            f"destination {existing[0]} already exists; pass --force (force=True) to replace it"
+        )
+    return existing
+
+
+def _glob_data(prefix: str) -> list[str]:
+    import glob
+
+    return glob.glob(glob.escape(prefix) + ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*")
+
+
+class MigrationLockedError(Tf1CompatError, FileExistsError):
+    """Another migrate is writing the same destination."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@contextlib.contextmanager
+def _locked(dst: str) -> Iterator[str]:
+    """Holds ``.<name>.tf1compat-lock`` next to ``dst``, created exclusively."""
+    parent, base = os.path.split(os.path.abspath(dst))
+    lock = os.path.join(parent, f".{base}.tf1compat-lock")
+    me = f"{socket.gethostname()} {os.getpid()}\n"
+    for attempt in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            if attempt == 0 and _stale(lock):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(lock)
+                continue
+            raise MigrationLockedError(
+                f"another migrate is writing {dst} (lock file {lock}); wait for it, or remove "
+                f"the lock file if no migrate is running"
+            ) from None
+        with os.fdopen(fd, "w") as f:
+            f.write(me)
+        break
+    try:
+        yield lock
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(lock)
+
+
+def _stale(lock: str) -> bool:
+    """True for a lock left by a dead process of this host."""
+    try:
+        with open(lock, encoding="utf-8") as f:
+            host, pid = f.read().split()
+        if host != socket.gethostname():
+            return False
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+# -- writers ----------------------------------------------------------------------------------
+
+
+_SAFETENSORS_DTYPES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint64": "U64",
+    "uint32": "U32",
+    "uint16": "U16",
+    "uint8": "U8",
+    "bool": "BOOL",
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+}
+
+
+def _raw_bytes(value: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.hasobject or b.dtype.hasobject:
+        return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
+    return a.dtype.itemsize == b.dtype.itemsize and np.array_equal(_raw_bytes(a), _raw_bytes(b))
+
+
+def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
+    if fmt == "safetensors":
+        bad = [
+            (n, i.dtype) for n, i in view.variables.items() if i.dtype not in _SAFETENSORS_DTYPES
+        ]
+        if bad:
+            name, dtype = bad[0]
+            raise ValueError(
+                f"safetensors cannot hold dtype {dtype} (key {name!r}"
+                + (f" and {len(bad) - 1} more" if len(bad) > 1 else "")
+                + f"); leave such keys out with --exclude {('^' + re.escape(name) + '$')!r}"
+            )
+    elif fmt == "tf1":
+        from ._bundle_writer import dtype_enum
+
+        for name, info in view.variables.items():
+            try:
+                dtype_enum(info.dtype)
+            except Tf1CompatError as e:
+                raise ValueError(f"key {name!r}: {e}") from None
+
+
+def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) -> int:
+    from ._bundle_writer import BundleWriter
+
+    total = sum(view.nbytes(n) for n in view.variables)
+    done = 0
+    with BundleWriter(prefix) as writer:
+        for name, info in view.variables.items():
+            writer.add(name, view.read_one(name), info.dtype)
+            done += view.nbytes(name)
+            if progress:
+                progress(done, total, name)
+        return writer.bytes_written
+
+
+def _verify_tf1(view: RenamedCheckpoint, prefix: str) -> None:
+    out = open_checkpoint(prefix)
+    if set(out.variables) != set(view.variables):
+        raise CheckpointCorruptError(f"the written checkpoint {prefix} lists other keys")
+    for name, info in view.variables.items():
+        if out.variables[name] != info:
+            raise CheckpointCorruptError(
+                f"{name!r} was written as {out.variables[name]} instead of {info}"
+            )
+        if not _equal(out.read([name])[name], view.read_one(name)):
+            raise CheckpointCorruptError(f"{name!r} reads back different from the source")
+
+
+def _safetensors_header(view: RenamedCheckpoint) -> tuple[bytes, dict[str, tuple[int, int]]]:
+    offsets = {}
+    header: dict[str, Any] = {
+        "__metadata__": {"format": "np", "source": os.path.basename(view.prefix)}
+    }
+    pos = 0
+    for name, info in view.variables.items():
+        size = view.nbytes(name)
+        offsets[name] = (pos, pos + size)
+        header[name] = {
+            "dtype": _SAFETENSORS_DTYPES[info.dtype],
+            "shape": list(info.shape),
+            "data_offsets": [pos, pos + size],
+        }
+        pos += size
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)  # the data buffer starts 8-byte aligned
+    return raw, offsets
+
+
+def _write_safetensors(view: RenamedCheckpoint, path: str, progress: Progress | None) -> int:
+    header, offsets = _safetensors_header(view)
+    total = sum(e - b for b, e in offsets.values())
+    done = 0
+    with open(path, "xb") as f:
+        f.write(len(header).to_bytes(8, "little"))
+        f.write(header)
+        for name in view.variables:
+            data = _raw_bytes(view.read_one(name))
+            if data.size != offsets[name][1] - offsets[name][0]:
+                raise CheckpointCorruptError(f"{name!r}: read {data.size} bytes, expected more")
+            f.write(memoryview(data))
+            done += int(data.size)
+            if progress:
+                progress(done, total, name)
+        f.flush()
+        os.fsync(f.fileno())
+    return total
+
+
+def _verify_safetensors(view: RenamedCheckpoint, path: str) -> None:
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        base = 8 + n
+        header.pop("__metadata__", None)
+        if set(header) != set(view.variables):
+            raise CheckpointCorruptError(f"the written file {path} lists other tensors")
+        for name in view.variables:
+            begin, end = header[name]["data_offsets"]
+            f.seek(base + begin)
+            stored = np.frombuffer(f.read(end - begin), dtype=np.uint8)
+            if not np.array_equal(stored, _raw_bytes(view.read_one(name))):
+                raise CheckpointCorruptError(f"{name!r} reads back different from the source")
+
+
+def _build_model(factory: Callable[[], Any]) -> Any:
+    model = factory()
+    if model is None:
+        raise ValueError("the model factory returned None; it must return the model")
+    return model
+
+
+def _model_values(targets: dict[str, Any], names: Sequence[str]) -> dict[str, np.ndarray]:
+    out = {}
+    for name in names:
+        t = targets[name]
+        if len(t.parts) == 1 and not t.partitioned:
+            out[name] = t.parts[0].variable.numpy()
+            continue
+        full = np.empty(t.shape, dtype=t.parts[0].variable.numpy().dtype)
+        for p in t.parts:
+            full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (
+                p.variable.numpy()
+            )
+        out[name] = full
+    return out
+
+
+def _write_model(
+    view: RenamedCheckpoint,
+    factory: Callable[[], Any],
+    fmt: str,
+    out_path: str,
+    policy: dict[str, Any],
+    progress: Progress | None,
+) -> Any:
+    from .apply import apply_plan
+    from .checkpoint import lower_plan, plan_for_root
+
+    model = _build_model(factory)
+    if fmt == "keras" and not hasattr(model, "save_weights"):
+        raise ValueError(
+            f"--format keras needs a Keras model, but the factory returned "
+            f"{type(model).__name__}; use --format tf2"
+        )
+    plan, targets = plan_for_root(model, view, None, **policy)
+    if progress:
+        total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
+        progress(0, total, "")
+    report = apply_plan(lower_plan(plan), targets)
+    if progress:
+        progress(total, total, "")
+    import tensorflow as tf
+
+    if fmt == "tf2":
+        root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
+        # Created now, so that Checkpoint(model=...).restore(out).assert_consumed() holds: a
+        # restore creates the counter and asks for its value.
+        _ = root.save_counter
+        root.write(out_path)
+    else:
+        model.save_weights(out_path)
+    return report
+
+
+def _verify_model(
+    view: RenamedCheckpoint,
+    factory: Callable[[], Any],
+    fmt: str,
+    out_path: str,
+    report: Any,
+) -> None:
+    import tensorflow as tf
+
+    from .checkpoint import target_variables
+
+    fresh = _build_model(factory)
+    if fmt == "tf2":
+        open_checkpoint(out_path)  # every index block and tensor checksum
+        root = fresh if isinstance(fresh, tf.train.Checkpoint) else tf.train.Checkpoint(model=fresh)
+        root.restore(out_path).assert_consumed()
+    else:
+        fresh.load_weights(out_path)
+    targets = target_variables(fresh, readable=view.format != "object-based")
+    got = _model_values(targets, list(report.loaded))
+    for target, name in report.loaded.items():
+        if not _equal(got[target], view.read_one(name)):
+            raise CheckpointCorruptError(
+                f"{target!r} of the reloaded model differs from source {name!r}"
+            )
+
+
+# -- migrate ----------------------------------------------------------------------------------
+
+
+@dataclass
+class MigrateResult:
+    """What :func:`migrate` wrote.
+
+    Attributes:
+        source: the source checkpoint prefix.
+        destination: the output prefix (tf1, tf2) or file (keras, safetensors).
+        format: the output format.
+        files: the files written.
+        tensors: new name -> source name, for every tensor written (or loaded into the
+            model, for tf2 and keras).
+        excluded: source name -> why it was left out.
+        nbytes: bytes of tensor data written (tf1, safetensors) or loaded (tf2, keras).
+        report: for tf2 and keras, the :class:`~tf1compat_init.RestoreReport` of loading
+            the model.
+        replaced: the existing files that ``force`` replaced.
+    """
+
+    source: str
+    destination: str
+    format: str
+    files: list[str]
+    tensors: dict[str, str]
+    excluded: dict[str, str]
+    nbytes: int
+    report: Any = None
+    replaced: list[str] = field(default_factory=list)
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """source name -> new name, for the names that changed."""
+        return {s: n for n, s in self.tensors.items() if s != n}
+
+    def summary(self) -> str:
+        return (
+            f"wrote {self.destination} ({self.format}): {len(self.tensors)} tensors, "
+            f"{_human(self.nbytes)}, {len(self.renamed)} renamed, {len(self.excluded)} "
+            f"excluded; read back and verified"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "destination": self.destination,
+            "format": self.format,
+            "files": list(self.files),
+            "tensors": dict(self.tensors),
+            "renamed": self.renamed,
+            "excluded": dict(self.excluded),
+            "bytes": self.nbytes,
+            "replaced": list(self.replaced),
+            "verified": True,
+            "report": self.report.to_dict() if self.report is not None else None,
+        }
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _install(tmp_out: str, dst: str, fmt: str, existing: list[str]) -> list[str]:
+    """Moves the verified output into place; the index last, so no loader sees half of it."""
+    if fmt in ("tf1", "tf2"):
+        for old in sorted(existing, key=lambda p: not p.endswith(".index")):
+            os.remove(old)  # the old index first: a torn old+new checkpoint is never visible
+        files = []
+        data = sorted(_glob_data(tmp_out))
+        for path in data:
+            target = dst + path[len(tmp_out) :]
+            os.replace(path, target)
+            files.append(target)
+        os.replace(tmp_out + ".index", dst + ".index")
+        return [dst + ".index", *files]
+    os.replace(tmp_out, dst)
+    return [dst]
+
+
+def migrate(
+    src: Any,
+    dst: str | os.PathLike,
+    assignment_map: Any = None,
+    *,
+    exclude: Any = (),
+    format: str = "tf1",  # noqa: A002 - the CLI's --format
+    model: Callable[[], Any] | str | None = None,
+    drop_optimizer: bool = False,
+    force: bool = False,
+    on_missing: str = "error",
+    on_mismatch: str = "error",
+    optional: Any = DEFAULT_OPTIONAL,
+    progress: Progress | None = None,
+) -> MigrateResult:
+    """Writes a renamed, verified copy of a checkpoint in another format.
+
+    Args:
+        src: the source checkpoint (directory, prefix, ``.index`` / ``.data-*`` path).
+        dst: a checkpoint prefix for ``"tf1"`` and ``"tf2"``, a ``.weights.h5`` path for
+            ``"keras"``, a file path for ``"safetensors"``. Missing parent directories
+            are created.
+        assignment_map: forward renames ``{old_key_or_scope: new_name_or_scope}``; see
+            :func:`rename_checkpoint`.
+        exclude: regexes of source or new names to leave out.
+        format: ``"tf1"``, ``"tf2"``, ``"keras"`` or ``"safetensors"``.
+        model: for ``"tf2"`` and ``"keras"``, a function returning a built model (or
+            ``"module:function"``); the renamed keys are loaded into it by name (see
+            :mod:`tf1compat_init.checkpoint`) before it is saved. Called twice: once to
+            write, once to verify the output.
+        drop_optimizer: leave out optimizer slots and state.
+        force: replace an existing output.
+        on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``.
+        progress: called as ``progress(bytes_done, bytes_total, name)``.
+
+    Returns:
+        A :class:`MigrateResult`.
+
+    Raises:
+        CheckpointNotFoundError: no source checkpoint.
+        AssignmentMapError: a bad rule, a rule that matches nothing, a name clash.
+        FileExistsError: the output exists (without ``force``), or another migrate
+            holds the destination's lock.
+        ValueError: a bad destination, a dtype the format cannot hold.
+        CheckpointMismatchError: (tf2, keras) the model and the checkpoint do not fit.
+        CheckpointCorruptError: the output did not read back identical (nothing installed).
+
+    Example:
+        >>> migrate("tf1_ckpt/", "out/model.ckpt", {"model/": "sub_model_2/"})
+        ...     # doctest: +SKIP
+        >>> migrate("tf1_ckpt/", "out/model.safetensors", format="safetensors")
+        ...     # doctest: +SKIP
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
+    dst = os.fspath(dst)
+    if isinstance(model, str):
+        model = load_factory(model)
+    if format in ("tf2", "keras") and model is None:
+        raise ValueError(
+            f"--format {format} writes a model's checkpoint: give the model with --model "
+            f"module:function (a function returning the built model)"
+        )
+    if format in ("tf1", "safetensors") and model is not None:
+        raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
+    view = rename_checkpoint(src, assignment_map, exclude=exclude, drop_optimizer=drop_optimizer)
+    existing = _check_destination(dst, format, view.base, force)
+    _check_writable(view, format)
+    parent = os.path.dirname(os.path.abspath(dst))
+    os.makedirs(parent, exist_ok=True)
+    with _locked(dst):
+        existing = _check_destination(dst, format, view.base, force)  # re-check, locked
+        tmp_dir = tempfile.mkdtemp(prefix=f".{os.path.basename(dst)}.tf1compat-tmp-", dir=parent)
+        try:
+            tmp_out = os.path.join(tmp_dir, os.path.basename(dst))
+            report = None
+            if format == "tf1":
+                nbytes = _write_tf1(view, tmp_out, progress)
+                _verify_tf1(view, tmp_out)
+                tensors = dict(view.source_names)
+            elif format == "safetensors":
+                nbytes = _write_safetensors(view, tmp_out, progress)
+                _verify_safetensors(view, tmp_out)
+                tensors = dict(view.source_names)
+            else:
+                assert model is not None
+                policy = {"on_missing": on_missing, "on_mismatch": on_mismatch}
+                policy["optional"] = optional
+                report = _write_model(view, model, format, tmp_out, policy, progress)
+                _verify_model(view, model, format, tmp_out, report)
+                tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
+                nbytes = sum(view.nbytes(n) for n in report.loaded.values())
+            files = _install(tmp_out, dst, format, existing)
+        finally:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    result = MigrateResult(
+        source=view.prefix,
+        destination=dst,
+        format=format,
+        files=files,
+        tensors=tensors,
+        excluded=dict(view.excluded),
+        nbytes=nbytes,
+        report=report,
+        replaced=existing,
+    )
+    logger.info("%s", result.summary())
+    return result
