@@ -1,0 +1,253 @@
+"""Graph-mode machinery of the ``tf.compat.v1`` front end: targets, one batched restore.
+
+TF's ``init_from_checkpoint`` adds one ``RestoreV2`` op (plus its constants and a
+saveable wrapper) per variable. Here every planned tensor of one host is read by a
+single ``RestoreV2`` op, and each variable (or partition) gets exactly one assign op
+fed by it. That keeps graph building cheap, makes a failing read (a bad checksum,
+a missing shard) assign nothing, and keeps checkpoint values out of the GraphDef:
+they are read when the op runs.
+
+Imports TensorFlow; used only by :mod:`tf1compat_init.v1`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
+from tensorflow.python.ops import resource_variable_ops
+
+from .mapping import AssignmentMap
+from .plan import RestorePlan
+from .variables import Part, TargetVariable, collect_targets, target_name
+
+__all__ = [
+    "assign_ops",
+    "graph_variables",
+    "is_variable",
+    "map_objects",
+    "name_of",
+    "override_initializers",
+    "parts_of",
+]
+
+
+# -- targets -----------------------------------------------------------------------------
+
+
+def is_variable(obj: Any) -> bool:
+    """A TF variable (resource or ref, graph or eager), not a ``PartitionedVariable``."""
+    return isinstance(obj, tf.Variable)
+
+
+def _is_partitioned(obj: Any) -> bool:
+    return type(obj).__name__ == "PartitionedVariable"
+
+
+def parts_of(obj: Any) -> list[Any]:
+    """The variables behind a map value: a variable, a partition list, a PartitionedVariable.
+
+    Raises:
+        TypeError: ``obj`` is none of those (the message says what was received).
+    """
+    if _is_partitioned(obj):
+        return list(obj)
+    if is_variable(obj):
+        return [obj]
+    if isinstance(obj, list | tuple) and obj and all(is_variable(v) for v in obj):
+        if len(obj) == 1:
+            return list(obj)
+        infos = [getattr(v, "_save_slice_info", None) for v in obj]
+        if any(i is None for i in infos):
+            raise TypeError(
+                "a list of variables must hold the partitions of one partitioned variable; "
+                f"{[v.name for v, i in zip(obj, infos, strict=True) if i is None]} "
+                "are not partitions"
+            )
+        names = sorted({i.full_name for i in infos})
+        if len(names) > 1:
+            raise TypeError(f"a partition list must come from one variable, got parts of {names}")
+        return list(obj)
+    raise TypeError(
+        "the target must be a name or scope (str), a variable, a list of the partitions of "
+        f"one variable, or a PartitionedVariable; got {type(obj).__name__}"
+    )
+
+
+def name_of(obj: Any) -> str:
+    """The target name of a map value given as an object (``AssignmentMap(name_of=...)``)."""
+    parts = parts_of(obj)
+    return target_name(parts[0])
+
+
+def map_objects(assignment_map: Any) -> list[Any]:
+    """Every variable object named as a target in ``assignment_map``, partitions expanded."""
+    if isinstance(assignment_map, AssignmentMap):
+        return map_objects(assignment_map.rules)
+    if isinstance(assignment_map, Mapping):
+        values: Iterable[Any] = assignment_map.values()
+    elif isinstance(assignment_map, list | tuple):
+        values = [p[1] for p in assignment_map if isinstance(p, list | tuple) and len(p) == 2]
+    else:
+        return []
+    out: list[Any] = []
+    for value in values:
+        if not isinstance(value, str):
+            try:
+                out += parts_of(value)
+            except TypeError:
+                pass  # AssignmentMap reports it with the rule's text
+    return out
+
+
+def graph_variables(graph: Any, var_list: Iterable[Any] | None, extra: Iterable[Any]) -> list[Any]:
+    """``var_list`` (or the graph's global variables) plus ``extra``, all from ``graph``.
+
+    Raises:
+        ValueError: a variable belongs to another graph.
+    """
+    if var_list is None:
+        variables = list(graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES))
+    else:
+        variables = []
+        for v in var_list:
+            variables += parts_of(v)
+    variables += list(extra)
+    for v in variables:
+        if v.graph is not graph:
+            raise ValueError(
+                f"variable {v.name} belongs to another graph than the default graph; call this "
+                f"inside `with graph.as_default():` of the graph that holds the variables"
+            )
+    return variables
+
+
+def targets_of(variables: Iterable[Any]) -> dict[str, TargetVariable]:
+    """Groups variables into targets (partitions under their full name)."""
+    return collect_targets(variables)
+
+
+# -- the batched restore -----------------------------------------------------------------
+
+
+def _slice_spec(full_shape: tuple[int, ...], part: Part) -> str:
+    """TF's shape-and-slice spec for ``part`` (``""`` when it is the whole tensor)."""
+    if tuple(part.shape) == tuple(full_shape) and not any(part.offset):
+        return ""
+    dims = " ".join(str(d) for d in full_shape)
+    ranges = ":".join(f"{o},{s}" for o, s in zip(part.offset, part.shape, strict=True))
+    return f"{dims} {ranges}"
+
+
+def _host_device(device: str, cache: dict[str, str]) -> str:
+    """The CPU of the task that holds a variable: where TF runs its restore op too."""
+    host = cache.get(device)
+    if host is None:
+        spec = tf.DeviceSpec.from_string(device or "")
+        host = spec.replace(device_type="CPU", device_index=0).to_string()
+        cache[device] = host
+    return host
+
+
+@contextlib.contextmanager
+def _clean_scope(graph: Any, name: str) -> Iterator[str]:
+    """Outside any user device, colocation and control-dependency scope."""
+    with (
+        graph.as_default(),
+        graph.device(None),
+        graph.colocate_with(None, ignore_existing=True),
+        graph.control_dependencies(None),
+        graph.name_scope(name) as scope,
+    ):
+        yield scope
+
+
+def _assign(graph: Any, variable: Any, value: Any) -> Any:
+    """One assign op, without ``op_def_library``'s per-call overhead where possible."""
+    fast = getattr(graph, "_create_op_internal", None)
+    resource = resource_variable_ops.is_resource_variable(variable)
+    if fast is None:  # a TF without the internal constructor: the public ops, slower
+        if resource:
+            return tf.raw_ops.AssignVariableOp(resource=variable.handle, value=value)
+        return tf.compat.v1.assign(variable, value, validate_shape=False).op
+    if resource:
+        return fast("AssignVariableOp", [variable.handle, value], [])
+    validate = variable.shape.is_fully_defined()
+    attrs = {"validate_shape": attr_value_pb2.AttrValue(b=validate)}
+    # A ref variable's ``_ref()`` is the ref-typed output of its VariableV2 op.
+    return fast("Assign", [variable._ref(), value], [value.dtype._as_ref], attrs=attrs)
+
+
+def assign_ops(
+    plan: RestorePlan, targets: Mapping[str, TargetVariable], graph: Any, *, name: str
+) -> list[tuple[Part, Any, Any]]:
+    """Builds the restore ops for ``plan`` and one assign per part: ``(part, value, assign)``.
+
+    Every tensor a task needs is read by one ``RestoreV2`` op on that task's CPU (the
+    usual case is one op in all). A tensor loaded into two targets is read once. With
+    several restore ops (variables on several parameter servers), every assign waits
+    for all of them, so a failed read on any task assigns nothing anywhere.
+    """
+    ckpt_vars = plan.checkpoint.variables
+    host_cache: dict[str, str] = {}
+    reads: dict[str, dict[tuple[str, str, Any], int]] = {}  # host -> read -> output index
+    wanted: list[tuple[Part, str, tuple[str, str, Any]]] = []
+    for entry in plan.entries:
+        full = tuple(ckpt_vars[entry.checkpoint_key].shape)
+        for part in targets[entry.target].parts:
+            read = (entry.checkpoint_key, _slice_spec(full, part), part.variable.dtype.base_dtype)
+            host = _host_device(part.variable.device, host_cache)
+            slots = reads.setdefault(host, {})
+            slots.setdefault(read, len(slots))
+            wanted.append((part, host, read))
+    if not wanted:
+        return []
+    out = []
+    with _clean_scope(graph, name):
+        outputs: dict[str, list[Any]] = {}
+        for host, slots in reads.items():
+            keys, specs, dtypes = zip(*slots, strict=True)
+            with graph.device(host):
+                outputs[host] = tf.raw_ops.RestoreV2(
+                    prefix=plan.checkpoint.prefix,
+                    tensor_names=list(keys),
+                    shape_and_slices=list(specs),
+                    dtypes=list(dtypes),
+                )
+        gate = [t.op for ts in outputs.values() for t in ts[:1]] if len(outputs) > 1 else None
+        with graph.control_dependencies(gate):
+            by_device: dict[str, list[tuple[Part, str, tuple]]] = {}
+            for item in wanted:
+                by_device.setdefault(item[0].variable.device, []).append(item)
+            for device, items in by_device.items():
+                with graph.device(device):
+                    for part, host, read in items:
+                        value = outputs[host][reads[host][read]]
+                        out.append((part, value, _assign(graph, part.variable, value)))
+    return out
+
+
+def override_initializers(
+    plan: RestorePlan, targets: Mapping[str, TargetVariable], graph: Any
+) -> int:
+    """Makes each planned variable's initializer restore it from the checkpoint.
+
+    The same mechanism as TF's ``init_from_checkpoint``: ``variable.initializer`` (and
+    so ``global_variables_initializer``, ``Scaffold``'s ``init_op`` and a re-run of the
+    initializer) now reads the checkpoint. Nothing runs here.
+
+    Returns:
+        The number of variables (partitions counted one by one) overridden.
+    """
+    built = assign_ops(plan, targets, graph, name="checkpoint_initializer")
+    for part, value, op in built:
+        variable = part.variable
+        value.set_shape(part.shape)
+        # What TF does too: initializer and initial value both come from the checkpoint
+        # (``initialized_value()`` and slot/EMA initial values read ``_initial_value``).
+        variable._initializer_op = op
+        variable._initial_value = value
+    return len(built)
