@@ -188,6 +188,10 @@ def build_keras_wrong():
 
 def build_none():
     return None
+
+
+def build_boom():
+    raise RuntimeError("no GPU here")
 '''
 
 

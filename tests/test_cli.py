@@ -436,6 +436,18 @@ def test_keras_migrate_errors_are_one_line(capsys, sub_models, factories, tmp_pa
         "--format",
         "keras",
         "--model",
+        f"{factories}:build_boom",
+    )
+    line = _one_line(err)
+    assert rc == 1 and f"the model factory {factories}:build_boom raised RuntimeError" in line
+    rc, out, err = run_main(
+        capsys,
+        "migrate",
+        sub_models[0],
+        out_path,
+        "--format",
+        "keras",
+        "--model",
         f"{factories}:build_keras",
     )
     assert rc == 0 and out.startswith(f"wrote {out_path} (keras): 4 tensors"), err
@@ -448,3 +460,21 @@ def _load(path: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_inspect_and_diff_object_based_by_object_path(capsys, sub_models, factories, tmp_path):
+    models = _load(factories)
+    module = models.build_module()
+    for v in module.trainable_variables:
+        v.assign(tf.ones_like(v))
+    path = tf.train.Checkpoint(model=module).write(str(tmp_path / "obj" / "ckpt"))
+    rc, out, _ = run_main(capsys, "inspect", path, "--json")
+    rows = {t["object_path"]: t for t in json.loads(out)["tensors"]}
+    assert rc == 0 and json.loads(out)["format"] == "object-based"
+    assert rows["model/fc1/kernel"]["key"] == "model/fc1/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    assert rows["model/fc1/kernel"]["shape"] == [4, 3]
+    rc, out, _ = run_main(capsys, "inspect", path)
+    assert out.splitlines()[5].split()[:2] == ["object", "path"]
+    # A TF1 checkpoint against the object-based one, compared by object path.
+    rc, out, _ = run_main(capsys, "diff", sub_models[1], path, "--exclude", "Adam|beta|global_step")
+    assert rc == 1 and "model/fc1/kernel  max |a-b| = " in out

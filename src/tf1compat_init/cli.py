@@ -106,6 +106,7 @@ def _factory(args: argparse.Namespace, spec: str) -> Any:
         with _quiet_native_stderr(not args.debug):
             return fn()
 
+    build.__qualname__ = spec  # errors name the factory as the user wrote it
     return build
 
 

@@ -592,7 +592,9 @@ def _equal(a: Any, b: Any) -> bool:
         return False
     if a.dtype.hasobject or b.dtype.hasobject:
         return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
-    return a.dtype.itemsize == b.dtype.itemsize and np.array_equal(_raw_bytes(a), _raw_bytes(b))
+    if a.dtype.itemsize != b.dtype.itemsize:
+        return False
+    return memoryview(_raw_bytes(a)) == memoryview(_raw_bytes(b))  # memcmp, no temporaries
 
 
 def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
@@ -696,12 +698,16 @@ def _verify_safetensors(view: RenamedCheckpoint, path: str) -> None:
             begin, end = header[name]["data_offsets"]
             f.seek(base + begin)
             stored = np.frombuffer(f.read(end - begin), dtype=np.uint8)
-            if not np.array_equal(stored, _raw_bytes(view.read_one(name))):
+            if memoryview(stored) != memoryview(_raw_bytes(view.read_one(name))):
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")
 
 
 def _build_model(factory: Callable[[], Any]) -> Any:
-    model = factory()
+    name = getattr(factory, "__qualname__", repr(factory))
+    try:
+        model = factory()
+    except Exception as e:  # the user's code: say whose error it is, keep the cause
+        raise ValueError(f"the model factory {name} raised {type(e).__name__}: {e}") from e
     if model is None:
         raise ValueError("the model factory returned None; it must return the model")
     return model
