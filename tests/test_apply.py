@@ -1,0 +1,614 @@
+"""apply_plan: bit-exact values, partitions, all or nothing, memory bound, devices.
+
+Runs on both legs (TF 2.15 and TF 2.21). Checkpoints are written by TensorFlow
+itself (``Saver`` in eager mode, or a TF1 graph for stored slices).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tf1compat_init as tci  # noqa: E402
+from tf1compat_init import _fastread  # noqa: E402
+from tf1compat_init._bundle import crc32c  # noqa: E402
+from tf1compat_init._fastread import (  # noqa: E402
+    FastReader,
+    ReadRequest,
+    aligned_empty,
+    crc32c_combine,
+)
+from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+STAGINGS = ["stream", "all"]
+
+NUMERIC = [
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+]
+
+
+def _np_dtype(name):
+    return np.dtype(getattr(ml_dtypes, name)) if name == "bfloat16" else np.dtype(name)
+
+
+def _random_value(name, shape, rng):
+    """Random bit patterns (NaN payloads, -0.0, inf, denormals included)."""
+    if name == "string":
+        n = int(np.prod(shape))
+        flat = [rng.bytes(int(rng.integers(0, 300))) for _ in range(n)]
+        flat[0] = b""
+        return np.array(flat, dtype=object).reshape(shape)
+    dtype = _np_dtype(name)
+    if name == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    raw = rng.integers(0, 256, size=int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.hasobject or b.dtype.hasobject:
+        return a.shape == b.shape and list(a.reshape(-1)) == list(b.reshape(-1))
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+    )
+
+
+def _save(prefix, values):
+    """A name-based checkpoint (keys = names) written by TF's Saver in eager mode."""
+    variables = {k: tf.Variable(v) for k, v in values.items()}
+    return tf.compat.v1.train.Saver(var_list=variables).save(None, prefix)
+
+
+def _fresh_variables(values, fill=7):
+    """Variables of the same shapes/dtypes, holding a recognisable old value."""
+    out = {}
+    for k, v in values.items():
+        v = np.asarray(v)
+        if v.dtype.hasobject:
+            old = np.full(v.shape, b"old", dtype=object)
+        else:
+            old = np.full(v.shape, fill).astype(v.dtype)
+        out[k] = tf.Variable(old, name=k.replace("/", "_"))
+    return out
+
+
+def _targets(variables):
+    return collect_targets(variables.values(), name_of=lambda v: _NAMES[id(v)])
+
+
+_NAMES: dict = {}
+
+
+def _named(variables):
+    for k, v in variables.items():
+        _NAMES[id(v)] = k
+    return _targets(variables)
+
+
+def _restore(prefix, variables, **kwargs):
+    targets = _named(variables)
+    plan = tci.plan_restore(prefix, target_specs(targets))
+    return apply_plan(plan, targets, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def all_dtypes(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    values = {f"v/{name}": _random_value(name, (5, 7), rng) for name in NUMERIC + ["string"]}
+    values["v/scalar"] = np.float32(3.5)
+    values["v/empty"] = np.zeros((0, 3), np.float32)
+    values["v/big"] = _random_value("float32", (300, 1000), rng)  # several pieces when split
+    prefix = _save(str(tmp_path_factory.mktemp("dtypes") / "model.ckpt"), values)
+    return prefix, values
+
+
+@pytest.mark.parametrize("staging", STAGINGS)
+def test_values_bit_exact_every_dtype(all_dtypes, staging, monkeypatch):
+    prefix, values = all_dtypes
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 64 << 10)  # split big tensors, batch small
+    variables = _fresh_variables(values)
+    report = _restore(prefix, variables, staging=staging)
+    assert report.applied and len(report.loaded) == len(values)
+    for k, expected in values.items():
+        got = variables[k].numpy()
+        assert _same_bits(got, expected), k
+
+
+def test_values_equal_tf_reader(all_dtypes):
+    """Differential: what apply_plan assigns is what tf.train.load_checkpoint reads."""
+    prefix, values = all_dtypes
+    variables = _fresh_variables(values)
+    _restore(prefix, variables)
+    reader = tf.train.load_checkpoint(prefix)
+    for k in values:
+        assert _same_bits(variables[k].numpy(), reader.get_tensor(k)), k
+
+
+def test_numeric_buffers_are_adopted_without_copy(all_dtypes, caplog):
+    prefix, values = all_dtypes
+    variables = _fresh_variables(values)
+    with caplog.at_level("INFO", logger="tf1compat_init.apply"):
+        _restore(prefix, variables)
+    line = next(r.getMessage() for r in caplog.records if "adopted without a copy" in r.message)
+    adopted = int(line.split("MiB, ")[1].split(" adopted")[0])
+    # float/int/uint/complex always; bool on TF >= 2.16; not bfloat16 or strings.
+    assert adopted >= 13, line
+
+
+def test_resource_variables_keep_identity_and_device(all_dtypes):
+    prefix, values = all_dtypes
+    with tf.device("/CPU:0"):
+        variables = _fresh_variables({"v/float32": values["v/float32"]})
+    var = variables["v/float32"]
+    handle_before, device_before = var.handle, var.device
+    _restore(prefix, variables)
+    assert var.handle is handle_before
+    assert var.device == device_before and "CPU:0" in var.device
+    assert var.value().device == device_before
+    np.testing.assert_array_equal(var.numpy(), values["v/float32"])
+    var.assign_add(np.ones_like(values["v/float32"]))  # still a working variable
+    np.testing.assert_array_equal(var.numpy(), values["v/float32"] + 1)
+
+
+def test_adopted_buffer_is_private_to_its_variable(tmp_path):
+    """Two targets loading one key must not share memory that TF updates in place."""
+    value = np.arange(12, dtype=np.float32).reshape(3, 4)
+    prefix = _save(str(tmp_path / "m"), {"w": value})
+    a = tf.Variable(np.zeros((3, 4), np.float32))
+    b = tf.Variable(np.zeros((3, 4), np.float32))
+    _NAMES[id(a)], _NAMES[id(b)] = "a", "b"
+    targets = _targets({"a": a, "b": b})
+    plan = tci.plan_restore(prefix, target_specs(targets), {"w": "a"})
+    plan2 = tci.plan_restore(prefix, target_specs(targets), {"w": "b"})
+    plan.entries += plan2.entries
+    apply_plan(plan, targets)
+    a.assign_add(np.ones((3, 4), np.float32))
+    np.testing.assert_array_equal(b.numpy(), value)
+    np.testing.assert_array_equal(a.numpy(), value + 1)
+
+
+# -- partitions -----------------------------------------------------------------
+
+
+def _slice_initializer(full):
+    def init(shape, dtype=None, partition_info=None):
+        offset = partition_info.var_offset if partition_info is not None else [0] * len(shape)
+        index = tuple(slice(o, o + int(n)) for o, n in zip(offset, shape, strict=True))
+        return tf.constant(full[index])
+
+    return init
+
+
+@pytest.fixture(scope="module")
+def partitioned(tmp_path_factory):
+    """A TF1 graph checkpoint: one partitioned variable (stored in slices) and a plain one."""
+    rng = np.random.default_rng(2)
+    emb = rng.standard_normal((10, 6)).astype(np.float32)
+    dense = rng.standard_normal((6, 9)).astype(np.float32)
+    prefix = str(tmp_path_factory.mktemp("parts") / "model.ckpt")
+    with tf.Graph().as_default():
+        tf.compat.v1.get_variable(
+            "emb",
+            shape=emb.shape,
+            initializer=_slice_initializer(emb),
+            partitioner=tf.compat.v1.fixed_size_partitioner(3),
+        )
+        tf.compat.v1.get_variable("dense", initializer=dense)
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, prefix)
+    return prefix, {"emb": emb, "dense": dense}
+
+
+def _partition(name, full, splits, axis):
+    """Eager variables carrying TF's SaveSliceInfo, as a partitioner makes them."""
+    parts, start = [], 0
+    for i, size in enumerate(splits):
+        shape = list(full.shape)
+        shape[axis] = size
+        offset = [0] * full.ndim
+        offset[axis] = start
+        v = tf.Variable(np.full(shape, 7, full.dtype), name=f"{name}/part_{i}")
+        v._set_save_slice_info(tf.Variable.SaveSliceInfo(name, list(full.shape), offset, shape))
+        parts.append(v)
+        start += size
+    return parts
+
+
+@pytest.mark.parametrize("staging", STAGINGS)
+@pytest.mark.parametrize(
+    "axis,emb_splits,dense_splits",
+    [(0, (4, 3, 3), (2, 4)), (0, (5, 5), (6,)), (1, (2, 4), (3, 3, 3)), (1, (3, 3), (1, 8))],
+)
+def test_partitioned_targets(partitioned, staging, axis, emb_splits, dense_splits):
+    prefix, values = partitioned
+    emb_parts = _partition("emb", values["emb"], emb_splits, axis)  # repartitioned on load
+    dense_parts = _partition("dense", values["dense"], dense_splits, axis)
+    targets = collect_targets(emb_parts + dense_parts)
+    assert targets["emb"].partitioned
+    plan = tci.plan_restore(prefix, target_specs(targets))
+    apply_plan(plan, targets, staging=staging)
+    for name, parts in (("emb", emb_parts), ("dense", dense_parts)):
+        got = np.concatenate([p.numpy() for p in parts], axis=axis)
+        assert _same_bits(got, values[name]), name
+
+
+def test_stored_slices_into_plain_variable(partitioned):
+    prefix, values = partitioned
+    info = tci.open_checkpoint(prefix)
+    assert info.bundle.entries["emb"].slices  # stored in slices: read in memory, not streamed
+    variables = _fresh_variables(values)
+    _restore(prefix, variables)
+    for k, v in values.items():
+        assert _same_bits(variables[k].numpy(), v)
+
+
+# -- all or nothing ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    values = {f"layer_{i}/kernel": _random_value("float32", (64, 33), rng) for i in range(6)}
+    values["names"] = _random_value("string", (4,), rng)
+    values["layer_0/bias"] = _random_value("float64", (33,), rng)
+    prefix = _save(str(tmp_path_factory.mktemp("pristine") / "model.ckpt"), values)
+    return prefix, values
+
+
+def _copy_checkpoint(prefix, directory):
+    src_dir = os.path.dirname(prefix)
+    base = os.path.basename(prefix)
+    for name in os.listdir(src_dir):
+        if name.startswith(base + "."):
+            shutil.copy(os.path.join(src_dir, name), directory / name)
+    return str(directory / base)
+
+
+def _entries_in_file_order(prefix):
+    entries = tci.open_checkpoint(prefix).bundle.entries
+    return sorted((e for e in entries.values() if e.size), key=lambda e: e.offset)
+
+
+def _flip_byte(prefix, entry, at=0):
+    path = f"{prefix}.data-{entry.shard_id:05d}-of-00001"
+    with open(path, "r+b") as f:
+        f.seek(entry.offset + at)
+        b = f.read(1)
+        f.seek(entry.offset + at)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
+def _assert_all_old(variables):
+    for k, v in variables.items():
+        got = v.numpy()
+        if got.dtype.hasobject:
+            assert all(x == b"old" for x in got.reshape(-1)), k
+        else:
+            assert (got == 7).all(), k
+
+
+@pytest.mark.parametrize("staging", STAGINGS)
+@pytest.mark.parametrize("which", ["second", "last", "string"])
+def test_corrupt_tensor_changes_nothing(pristine, tmp_path, staging, which):
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    entries = _entries_in_file_order(prefix)
+    if which == "second":
+        entry = entries[1]
+    elif which == "last":
+        entry = entries[-1]
+    else:
+        entry = next(e for e in entries if e.key == "names")
+    _flip_byte(prefix, entry, at=min(5, entry.size - 1))
+    variables = _fresh_variables(values)
+    with pytest.raises(tci.CheckpointCorruptError, match=entry.key) as e:
+        _restore(prefix, variables, staging=staging)
+    assert "checksum" in str(e.value)
+    _assert_all_old(variables)
+
+
+def test_corruption_found_after_reads_began(pristine, tmp_path, monkeypatch):
+    """The fault appears after the first tensors were read and checked: still nothing assigned."""
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    entries = [e for e in _entries_in_file_order(prefix) if e.dtype != "string"]
+    real = _fastread._crc_pieces
+    calls = []
+
+    def crc_then_corrupt(jobs):
+        out = real(jobs)
+        if not calls:  # after the first batch was checksummed, damage a later tensor
+            _flip_byte(prefix, entries[-1], at=3)
+        calls.append(len(jobs))
+        return out
+
+    monkeypatch.setattr(_fastread, "_crc_pieces", crc_then_corrupt)
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)  # one task per tensor or so
+    variables = _fresh_variables(values)
+    with pytest.raises(tci.CheckpointCorruptError, match=entries[-1].key):
+        _restore(prefix, variables, threads=1)
+    assert len(calls) > 1
+    _assert_all_old(variables)
+
+
+@pytest.mark.parametrize("staging", STAGINGS)
+def test_truncated_data_file_changes_nothing(pristine, tmp_path, staging):
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    info = tci.open_checkpoint(prefix)
+    last = _entries_in_file_order(prefix)[-1]
+    with open(info.data_files[0], "r+b") as f:
+        f.truncate(last.offset + last.size // 2)
+    variables = _fresh_variables(values)
+    targets = _named(variables)
+    plan = tci.plan_restore(info, target_specs(targets))
+    with pytest.raises(tci.CheckpointCorruptError, match="too short"):
+        apply_plan(plan, targets, staging=staging)
+    _assert_all_old(variables)
+
+
+def test_missing_data_file_changes_nothing(pristine, tmp_path):
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    info = tci.open_checkpoint(prefix)
+    variables = _fresh_variables(values)
+    targets = _named(variables)
+    plan = tci.plan_restore(info, target_specs(targets))
+    os.remove(info.data_files[0])
+    with pytest.raises(tci.CheckpointNotFoundError, match="does not exist"):
+        apply_plan(plan, targets)
+    _assert_all_old(variables)
+
+
+def test_variable_changed_after_planning_changes_nothing(pristine):
+    prefix, values = pristine
+    variables = _fresh_variables(values)
+    targets = _named(variables)
+    plan = tci.plan_restore(prefix, target_specs(targets))
+    other = tf.Variable(np.zeros((64, 34), np.float32))  # a new variable under an old name
+    _NAMES[id(other)] = "layer_5/kernel"
+    targets = dict(targets, **_targets({"layer_5/kernel": other}))
+    with pytest.raises(ValueError, match="layer_5/kernel.*nothing was assigned"):
+        apply_plan(plan, targets)
+    _assert_all_old(variables)
+
+
+def test_graph_mode_is_refused(pristine):
+    prefix, values = pristine
+    with tf.Graph().as_default():
+        v = tf.compat.v1.Variable(np.zeros((33,), np.float64), name="b")
+        _NAMES[id(v)] = "layer_0/bias"
+        targets = _targets({"layer_0/bias": v})
+        plan = tci.plan_restore(prefix, target_specs(targets))
+        with pytest.raises(RuntimeError, match="graph mode"):
+            apply_plan(plan, targets)
+
+
+def test_bad_staging_is_refused(pristine):
+    prefix, values = pristine
+    plan = tci.plan_restore(prefix, {})
+    with pytest.raises(ValueError, match="staging must be one of"):
+        apply_plan(plan, {}, staging="lazy")
+
+
+def test_empty_plan_is_applied():
+    plan = tci.plan_restore(_FakeInfo({}), {})
+    assert apply_plan(plan, {}).applied
+
+
+# -- checkpoints without a native reader --------------------------------------------
+
+
+class _FakeInfo:
+    """A checkpoint that only offers read(): the engine's in-memory fallback."""
+
+    def __init__(self, values):
+        self.values = values
+        self.prefix = "/fake/model.ckpt"
+        self.variables = {
+            k: tci.VariableInfo(
+                np.shape(v), "string" if np.asarray(v).dtype.hasobject else np.asarray(v).dtype.name
+            )
+            for k, v in values.items()
+        }
+
+    def read(self, keys):
+        return {k: self.values[k] for k in keys}
+
+
+def test_checkpoint_without_bundle_uses_read(partitioned):
+    _, values = partitioned
+    info = _FakeInfo(values)
+    parts = _partition("emb", values["emb"], (6, 4), 0)
+    dense = tf.Variable(np.zeros((6, 9), np.float32))
+    _NAMES[id(dense)] = "dense"
+    targets = {**collect_targets(parts), **_targets({"dense": dense})}
+    apply_plan(tci.plan_restore(info, target_specs(targets)), targets)
+    np.testing.assert_array_equal(np.concatenate([p.numpy() for p in parts]), values["emb"])
+    np.testing.assert_array_equal(dense.numpy(), values["dense"])
+
+
+# -- the fast reader on its own -----------------------------------------------------
+
+
+@pytest.mark.parametrize("align", [16, 64, 4096])
+@pytest.mark.parametrize("dtype", ["float32", "complex128", "bool", "bfloat16"])
+def test_aligned_empty(align, dtype):
+    for shape in [(0,), (), (3, 5), (1000,)]:
+        a = aligned_empty(shape, _np_dtype(dtype), align)
+        assert a.shape == shape and a.dtype == _np_dtype(dtype) and a.flags.c_contiguous
+        assert a.size == 0 or a.ctypes.data % align == 0
+
+
+def test_crc32c_combine_matches_direct():
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 256, size=70_000, dtype=np.uint8)
+    whole = crc32c(data)
+    for cut in [0, 1, 7, 8, 63, 64, 4095, 4096, 65_537, 69_999, 70_000]:
+        a, b = data[:cut], data[cut:]
+        assert crc32c_combine(crc32c(a), crc32c(b), b.size) == whole, cut
+    # three pieces, left to right
+    a, b, c = data[:100], data[100:5000], data[5000:]
+    crc = crc32c_combine(crc32c_combine(crc32c(a), crc32c(b), b.size), crc32c(c), c.size)
+    assert crc == whole
+
+
+def test_stream_keeps_memory_bounded(tmp_path):
+    rng = np.random.default_rng(4)
+    values = {f"t{i:02d}": _random_value("float32", (256, 256), rng) for i in range(12)}  # 256 KiB
+    prefix = _save(str(tmp_path / "m"), values)
+    info = tci.open_checkpoint(prefix)
+    tensor = 256 * 256 * 4
+    with FastReader(info.bundle, threads=2, window_bytes=tensor) as reader:
+        reader.verify(values)
+        seen = {}
+        for request, buffer in reader.stream([ReadRequest(k) for k in values]):
+            seen[request.key] = buffer.copy()
+            assert buffer.ctypes.data % 64 == 0
+        assert reader.peak_inflight_bytes <= 2 * tensor  # largest + window, not 12 tensors
+    assert set(seen) == set(values)
+    for k, v in values.items():
+        assert _same_bits(seen[k], v)
+
+
+def test_stream_with_crc_detects_damage(pristine, tmp_path):
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    entry = _entries_in_file_order(prefix)[2]
+    _flip_byte(prefix, entry, at=1)
+    info = tci.open_checkpoint(prefix)
+    keys = [k for k in values if k != "names"]
+    with FastReader(info.bundle) as reader:
+        with pytest.raises(tci.CheckpointCorruptError, match=entry.key):
+            list(reader.stream([ReadRequest(k) for k in keys], crc=True))
+
+
+# -- devices (CPU-only machines: two logical CPU devices, in a fresh process) ---------
+
+_DEVICE_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys, tempfile
+    import numpy as np
+    import tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import tf1compat_init as tci
+    from tf1compat_init.apply import apply_plan
+    from tf1compat_init.variables import collect_targets, target_specs
+
+    d = tempfile.mkdtemp()
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.arange(5, dtype=np.int64)
+    src = {"a": tf.Variable(a), "b": tf.Variable(b), "m": tf.Variable(a)}
+    prefix = tf.compat.v1.train.Saver(var_list=src).save(None, os.path.join(d, "m"))
+    with tf.device("/CPU:1"):
+        va = tf.Variable(np.zeros((3, 4), np.float32), name="a")
+    with tf.device("/CPU:0"):
+        vb = tf.Variable(np.zeros(5, np.int64), name="b")
+    strategy = tf.distribute.MirroredStrategy(["/CPU:0", "/CPU:1"])
+    with strategy.scope():
+        vm = tf.Variable(np.zeros((3, 4), np.float32), name="m")
+    names = {id(va): "a", id(vb): "b", id(vm): "m"}
+    before = {k: v.device for k, v in (("a", va), ("b", vb))}
+    targets = collect_targets([va, vb, vm], name_of=lambda v: names[id(v)])
+    plan = tci.plan_restore(prefix, target_specs(targets))
+    apply_plan(plan, targets)
+    out = {
+        "before": before,
+        "after": {"a": va.device, "b": vb.device},
+        "value_device": {"a": va.value().device, "b": vb.value().device},
+        "a_ok": bool((va.numpy() == a).all()),
+        "b_ok": bool((vb.numpy() == b).all()),
+        "replicas": [v.device for v in vm.values],
+        "replicas_ok": [bool((v.numpy() == a).all()) for v in vm.values],
+    }
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+def test_device_placement_is_kept_across_devices(tmp_path):
+    script = tmp_path / "devices.py"
+    script.write_text(_DEVICE_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180
+    )
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line is not None, proc.stderr[-3000:]
+    out = json.loads(line[len("RESULT") :])
+    assert out["before"] == out["after"]
+    assert out["after"]["a"].endswith("CPU:1") and out["after"]["b"].endswith("CPU:0")
+    assert out["value_device"] == out["after"]
+    assert out["a_ok"] and out["b_ok"]
+    assert len(out["replicas"]) == 2 and all(out["replicas_ok"]), out
+
+
+class _RenamedView:
+    """A front end's view of a checkpoint: its own names, ``raw_keys`` and ``base``."""
+
+    def __init__(self, info):
+        self.base = info
+        self.prefix = info.prefix
+        self.format = info.format
+        self.raw_keys = {f"renamed/{k}": k for k in info.variables}
+        self.variables = {n: info.variables[k] for n, k in self.raw_keys.items()}
+
+    def read(self, keys):
+        raise AssertionError("the fast path reads the base checkpoint, not the view")
+
+
+def test_views_with_raw_keys_take_the_fast_path(pristine):
+    prefix, values = pristine
+    view = _RenamedView(tci.open_checkpoint(prefix))
+    numeric = {k: v for k, v in values.items() if k != "names"}
+    variables = _fresh_variables(numeric)
+    renamed = {f"renamed/{k}": v for k, v in variables.items()}
+    targets = _named(renamed)
+    apply_plan(tci.plan_restore(view, target_specs(targets)), targets)
+    for k, v in numeric.items():
+        assert _same_bits(variables[k].numpy(), v), k
+
+
+def test_adopted_buffers_outlive_the_restore(all_dtypes):
+    """TF owns the adopted memory: freeing our references and reusing memory changes nothing."""
+    import gc
+
+    prefix, values = all_dtypes
+    keys = ["v/big", "v/float64", "v/int8", "v/complex64"]
+    variables = _fresh_variables({k: values[k] for k in keys})
+    _restore(prefix, variables)
+    gc.collect()
+    junk = [np.full(values[k].nbytes + 64, 0xAB, np.uint8) for k in keys for _ in range(4)]
+    for k in keys:
+        assert _same_bits(variables[k].numpy(), values[k]), k
+    del junk

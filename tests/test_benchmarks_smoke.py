@@ -1,0 +1,146 @@
+"""The benchmark suite runs end to end (``--quick``) and writes well-formed, verified results.
+
+Never asserts a time or a speed-up: only the shape of the JSON, that every restore that
+ran was checked against the checkpoint's stored CRC32Cs, and that skipped methods say why.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+RESTORE_METHODS = {
+    "raw_read",
+    "memcpy",
+    "saver_restore",
+    "saver_restore_graph",
+    "checkpoint_restore",
+    "get_tensor_assign",
+    "restorev2_single",
+    "restorev2_parallel",
+    "ours",
+    "ours_staged",
+    "ours_v1",
+    "ours_checkpoint",
+    "ours_keras",
+}
+ALWAYS_RUN = {"raw_read", "memcpy", "saver_restore", "checkpoint_restore", "ours", "ours_staged"}
+
+
+def _run(args, tmp_path, timeout):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run(
+        [sys.executable, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+        env=env,
+    )
+    return proc
+
+
+@pytest.fixture(scope="module")
+def restore_quick(tmp_path_factory):
+    pytest.importorskip("tensorflow")
+    tmp = tmp_path_factory.mktemp("restore_speed")
+    out, chart = tmp / "restore.json", tmp / "restore.png"
+    proc = _run(
+        [BENCH / "restore_speed.py", "--quick", "--out", out, "--chart", chart], tmp, timeout=300
+    )
+    return proc, out, chart
+
+
+def test_restore_speed_quick_runs(restore_quick):
+    proc, out, _ = restore_quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert out.exists()
+
+
+def test_restore_speed_json_shape(restore_quick):
+    _, out, _ = restore_quick
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "restore_speed" and result["quick"] is True
+    assert result["device"] == "/CPU:0" and result["h2d_gbps"] is None
+    machine = result["machine"]
+    for field in ("cpu_count", "cpu_model", "ram_bytes", "tensorflow", "numpy", "python"):
+        assert machine.get(field), field
+    assert set(result["sizes"]) == {"4M", "small40"}
+    assert result["sizes"]["small40"]["tensors"] == 40
+    assert result["sizes"]["small40"]["kind"] == "small"
+    for size in result["sizes"].values():
+        assert set(size["methods"]) == RESTORE_METHODS
+        assert size["bytes"] > 0 and size["largest_tensor_bytes"] <= size["bytes"]
+        assert set(size["ratios"]) >= {"ours_vs_saver", "ours_vs_checkpoint_restore"}
+        for name, r in size["methods"].items():
+            assert r["status"] in ("ok", "skipped"), (name, r)
+            if r["status"] == "skipped":
+                assert r["reason"], name
+                continue
+            assert len(r["times_s"]) == 1 and r["median_s"] > 0 and r["gbps"] > 0, name
+            assert r["verified"] is True, (name, r.get("wrong_values"))
+        for name in ALWAYS_RUN:
+            assert size["methods"][name]["status"] == "ok", name
+        ours = size["methods"]["ours"]
+        assert ours["verified_after_memory_run"] is True
+        assert ours["peak_extra_bytes"] is not None and ours["peak_extra_bytes"] >= 0
+
+
+def test_restore_speed_small_goals_are_evaluated(restore_quick):
+    _, out, _ = restore_quick
+    result = json.loads(out.read_text())
+    goals = result["sizes"]["small40"]["goals"]
+    assert set(goals) == {"ours >= 1.5x saver", "ours >= 5.0x checkpoint_restore"}
+    for g in goals.values():
+        assert g["ratio"] is not None and isinstance(g["met"], bool)
+
+
+def test_restore_speed_chart(restore_quick):
+    pytest.importorskip("matplotlib")
+    _, _, chart = restore_quick
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_restore_speed_refuses_gpu_without_one(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    if tf.config.list_physical_devices("GPU"):
+        pytest.skip("this machine has a GPU")
+    proc = _run(
+        [BENCH / "restore_speed.py", "--device", "gpu", "--quick", "--out", tmp_path / "g.json"],
+        tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "no GPU" in proc.stderr
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_plan_scaling_quick(tmp_path):
+    out = tmp_path / "plan.json"
+    proc = _run([BENCH / "plan_scaling.py", "--quick", "--out", out], tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "plan_scaling" and result["sizes"] == [100, 1000]
+    assert result["tensorflow_imported"] is False
+    assert set(result["cases"]) == {
+        "identity",
+        "scope_rename",
+        "regex",
+        "identity_1pct_missing",
+    }
+    for case in result["cases"].values():
+        for n in ("100", "1000"):
+            assert case["by_size"][n]["verified"] is True
+            assert case["by_size"][n]["median_s"] > 0
+        growth = case["growth"]
+        assert growth["from"] == 100 and growth["to"] == 1000
+        assert growth["nlogn_ratio"] == pytest.approx(15.0)
+        assert isinstance(growth["within_nlogn"], bool)
+    for parsed in result["open_checkpoint"].values():
+        assert parsed["status"] in ("ok", "skipped")
+        if parsed["status"] == "ok":
+            assert parsed["verified"] is True
