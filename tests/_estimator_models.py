@@ -156,3 +156,29 @@ def scalar_events(log_dir):
                     v = float(tf.make_ndarray(value.tensor))
                     out.setdefault(value.tag, []).append((event.step, v))
     return out
+
+
+def make_pretrained(directory):
+    """A TF1 checkpoint of the model's variables with known values (and global_step 100).
+
+    Also holds ``old_hidden/kernel`` (different values) for rename tests. Returns
+    ``(prefix, {name: value})``.
+    """
+    rng = np.random.RandomState(42)
+    values = {
+        "hidden/kernel": rng.randn(N_FEATURES, 8).astype("float32"),
+        "hidden/bias": rng.randn(8).astype("float32"),
+        "out/kernel": rng.randn(8, 1).astype("float32"),
+        "out/bias": rng.randn(1).astype("float32"),
+        "old_hidden/kernel": rng.randn(N_FEATURES, 8).astype("float32"),
+    }
+    with tf.Graph().as_default():
+        for name, value in values.items():
+            tf.compat.v1.get_variable(name, initializer=value)
+        step = tf.compat.v1.train.create_global_step()
+        with tf.compat.v1.Session() as s:
+            s.run(tf.compat.v1.global_variables_initializer())
+            s.run(step.assign(100))
+            saver = tf.compat.v1.train.Saver()
+            prefix = saver.save(s, os.path.join(str(directory), "model.ckpt"), global_step=100)
+    return prefix, values

@@ -22,6 +22,7 @@ from _estimator_models import (  # noqa: E402
     dense,
     eval_input_fn,
     make_model_fn,
+    make_pretrained,
     predict_input_fn,
     scalar_events,
     train_input_fn,
@@ -433,3 +434,87 @@ def test_spec_hook_objects_are_reused_not_copied(tmp_path):
     est = E.Estimator(make_model_fn(E), str(tmp_path), config(), params={"lr": 0.1})
     est.train(train_input_fn, steps=2, hooks=[hook])
     assert log == [("user", "begin"), ("user", "session"), ("user", "end:2")]
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pretrained")
+    prefix, values = make_pretrained(directory)
+    return SimpleNamespace(dir=str(directory), prefix=prefix, values=values)
+
+
+def test_warm_start_from_settings_only_without_checkpoint(tmp_path, pretrained):
+    settings = E.WarmStartSettings(pretrained.dir, vars_to_warm_start="hidden.*")
+    est = E.Estimator(
+        make_model_fn(E), str(tmp_path), config(), params={"lr": 0.05}, warm_start_from=settings
+    )
+    est.train(train_input_fn, steps=2)
+    ckpt0 = str(tmp_path / "model.ckpt-0")
+    for name in ("hidden/kernel", "hidden/bias"):
+        np.testing.assert_array_equal(tf.train.load_variable(ckpt0, name), pretrained.values[name])
+    assert not np.allclose(
+        tf.train.load_variable(ckpt0, "out/kernel"), pretrained.values["out/kernel"]
+    )
+    assert tf.train.load_variable(ckpt0, "global_step") == 0  # trainable variables only
+    at_2 = est.get_variable_value("hidden/bias")
+    rec = LossRecorder()
+    est.train(train_input_fn, steps=1, hooks=[rec])  # resumes from model_dir: no warm start
+    assert rec.losses[0][0] == 2
+    np.testing.assert_array_equal(
+        tf.train.load_variable(str(tmp_path / "model.ckpt-2"), "hidden/bias"), at_2
+    )
+
+
+def test_warm_start_from_saved_model_dir_and_rename(tmp_path, pretrained):
+    # A SavedModel directory warm-starts from its variables/variables checkpoint.
+    variables = tmp_path / "saved_model" / "variables"
+    variables.mkdir(parents=True)
+    for f in os.listdir(pretrained.dir):
+        if f.startswith(os.path.basename(pretrained.prefix) + "."):
+            suffix = f[len(os.path.basename(pretrained.prefix)) :]
+            (variables / ("variables" + suffix)).write_bytes(
+                open(os.path.join(pretrained.dir, f), "rb").read()
+            )
+    est = E.Estimator(
+        make_model_fn(E),
+        str(tmp_path / "m1"),
+        config(),
+        params={"lr": 0.05},
+        warm_start_from=str(tmp_path / "saved_model"),
+    )
+    metrics = est.evaluate(eval_input_fn, steps=1)  # no checkpoint: warm-started values
+    v = pretrained.values
+    h = np.maximum(X[:16] @ v["hidden/kernel"] + v["hidden/bias"], 0)
+    expected = np.mean((h @ v["out/kernel"] + v["out/bias"] - Y[:16]) ** 2)
+    assert metrics["loss"] == pytest.approx(expected, rel=1e-5)
+    assert metrics["global_step"] == 0
+    renamed = E.WarmStartSettings(
+        pretrained.dir,
+        ["hidden/kernel[^/]"],
+        var_name_to_prev_var_name={"hidden/kernel": "old_hidden/kernel"},
+    )
+    est = E.Estimator(
+        make_model_fn(E),
+        str(tmp_path / "m2"),
+        config(),
+        params={"lr": 0.05},
+        warm_start_from=renamed,
+    )
+    first = next(est.predict(predict_input_fn))  # no checkpoint: predict warm-starts too
+    old_kernel = pretrained.values["old_hidden/kernel"]
+    assert first["h0"] == pytest.approx(max(float(X[0] @ old_kernel[:, 0]), 0.0), rel=1e-5)
+    est.train(train_input_fn, steps=1)
+    np.testing.assert_array_equal(
+        tf.train.load_variable(str(tmp_path / "m2" / "model.ckpt-0"), "hidden/kernel"),
+        pretrained.values["old_hidden/kernel"],
+    )
+
+
+def test_warm_start_that_matches_nothing_fails_before_training(tmp_path, pretrained):
+    settings = E.WarmStartSettings(pretrained.dir, vars_to_warm_start="encoder.*")
+    est = E.Estimator(
+        make_model_fn(E), str(tmp_path), config(), params={"lr": 0.05}, warm_start_from=settings
+    )
+    with pytest.raises(ValueError, match="encoder"):
+        est.train(train_input_fn, steps=1)
+    assert est.latest_checkpoint() is None
