@@ -4,11 +4,12 @@
     Two logical CPUs, ``MirroredStrategy``: load into models made in and out of scope,
     and warm-start ``fit`` with ``CheckpointInit``; report what every replica holds.
 
-``python tests/_keras_dist_worker.py mwms CKPT`` (with ``TF_CONFIG`` set)
+``python tests/_keras_dist_worker.py mwms CKPT RUN_DIR`` (with ``TF_CONFIG`` set)
     One worker of a ``MultiWorkerMirroredStrategy`` cluster: ``CheckpointInit`` warm
-    starts on every worker, then a few steps of tf_keras ``fit`` (tf_keras) or of a
+    starts on every worker, then a few steps of ``fit`` (tf_keras, Keras 2) or of a
     custom ``strategy.run`` loop (Keras 3, whose ``fit`` does not run under this
-    strategy on CPU, keras-team/keras#20585); report the weights at the start and end.
+    strategy on CPU, keras-team/keras#20585), with a ``CheckpointSaver`` writing to
+    RUN_DIR; report the weights at the start and end.
 
 Which Keras runs is the environment's (``TF_USE_LEGACY_KERAS``).
 """
@@ -19,7 +20,7 @@ import sys
 import numpy as np
 from _keras_helpers import TF1_MLP, flavour, keras, mlp, tf
 
-from tf1compat_init.keras import CheckpointInit, load_checkpoint
+from tf1compat_init.keras import CheckpointInit, CheckpointSaver, load_checkpoint
 
 MAP = {"model/": "/"}
 NAMES = ("dense", "dense_1")
@@ -83,21 +84,22 @@ def mirrored(ckpt):
     }
 
 
-def mwms(ckpt):
+def mwms(ckpt, run_dir):
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     with strategy.scope():
         model = mlp(names=NAMES)
         model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
     init, probe = CheckpointInit(ckpt, MAP), Probe()
+    saver = CheckpointSaver(run_dir, save_steps=2)  # every worker saves; the chief's copy stays
     task = strategy.cluster_resolver.task_id
     data = tf.data.Dataset.from_tensor_slices((X, Y)).repeat().batch(4)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     data = data.with_options(options)
     if flavour() == "keras3":
-        custom_loop(strategy, model, data, [init, probe], steps=4)
+        custom_loop(strategy, model, data, [init, saver, probe], steps=4)
     else:
-        model.fit(data, epochs=1, steps_per_epoch=4, verbose=0, callbacks=[init, probe])
+        model.fit(data, epochs=1, steps_per_epoch=4, verbose=0, callbacks=[init, saver, probe])
     return {
         "flavour": flavour(),
         "task": task,
@@ -105,6 +107,7 @@ def mwms(ckpt):
         "steps": int(model.optimizer.iterations.numpy()),
         "final": [np.array(v.numpy()).tolist() for v in model.weights],
         "report": init.report.summary(),
+        "saved": saver.saved,
     }
 
 
@@ -135,4 +138,4 @@ def custom_loop(strategy, model, data, callbacks, steps):
 
 if __name__ == "__main__":
     mode, ckpt = sys.argv[1], sys.argv[2]
-    print(json.dumps(mirrored(ckpt) if mode == "mirrored" else mwms(ckpt)))
+    print(json.dumps(mirrored(ckpt) if mode == "mirrored" else mwms(ckpt, sys.argv[3])))

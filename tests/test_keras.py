@@ -414,6 +414,22 @@ def test_checkpoint_init_checks_its_arguments_at_construction():
         CheckpointInit("x", "model/")
 
 
+def test_checkpoint_init_resume_dir_when_called_by_hand(tf1, tmp_path):
+    run = tmp_path / "run"
+    model = compiled(mlp())
+    init = CheckpointInit(tf1["model"], FC_MAP, resume_dir=str(run))
+    init.set_model(model)
+    init.on_train_begin()  # no checkpoint in run/ yet: warm start
+    assert init.report is not None
+    tf.train.Checkpoint(model=model).save(str(run / "ckpt"))
+    again = CheckpointInit(tf1["model"], FC_MAP, resume_dir=[str(tmp_path / "x"), str(run)])
+    again.set_model(compiled(mlp()))
+    again.on_train_begin()
+    assert again.report is None and again.skipped.endswith(
+        f"resume_dir directory {run} holds a checkpoint"
+    )
+
+
 class _Interrupt(keras.callbacks.Callback):
     def __init__(self, at_epoch):
         super().__init__()
@@ -536,6 +552,20 @@ def test_logging_tensor_every_n_secs_and_unknown_names(caplog, monkeypatch):
         model.fit(X, Y, batch_size=8, verbose=0, callbacks=[LoggingTensor("acc", every_n_iter=1)])
 
 
+def test_logging_tensor_metric_objects_at_end(caplog):
+    metric = keras.metrics.Mean(name="seen")
+
+    class Count(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            metric.update_state(batch + 1.0)
+
+    model = compiled(mlp())
+    log = LoggingTensor([metric], at_end=True)
+    with caplog.at_level(logging.INFO, logger=_keras_callbacks.__name__):
+        model.fit(X, Y, batch_size=4, epochs=1, verbose=0, callbacks=[Count(), log])
+    assert _logged(caplog) == ["seen = 2.5"]  # only at the end: mean of 1, 2, 3, 4
+
+
 # -- CheckpointSaver -----------------------------------------------------------------------
 
 
@@ -548,6 +578,17 @@ def test_checkpoint_saver_constructor_errors_are_tf1s(tmp_path):
         CheckpointSaver(str(tmp_path), save_steps=1, save_secs=1)
     with pytest.raises(ValueError, match="max_to_keep=0"):
         CheckpointSaver(str(tmp_path), save_steps=1, max_to_keep=0)
+
+
+def test_checkpoint_saver_restore_false_starts_over(tmp_path):
+    run = str(tmp_path / "run")
+    model = compiled(mlp())
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, callbacks=[CheckpointSaver(run, 1)])
+    fresh = compiled(mlp())
+    saver = CheckpointSaver(run, save_steps=1, restore=False)
+    fresh.fit(X, Y, batch_size=8, epochs=1, verbose=0, callbacks=[saver])
+    assert saver.restored is None and saver.saved == [1, 2]
+    assert int(fresh.optimizer.iterations.numpy()) == 2
 
 
 def test_checkpoint_saver_saves_restores_and_marks_resume(tmp_path, tf1):

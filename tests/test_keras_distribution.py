@@ -108,7 +108,7 @@ def test_multi_worker_every_worker_loads_and_the_workers_stay_identical(ckpt, le
             with open(out, "w") as o, open(err, "w") as e:
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, WORKER, "mwms", ckpt],
+                        [sys.executable, WORKER, "mwms", ckpt, str(tmp_path / "run")],
                         cwd=ROOT,
                         env=worker_env(legacy, TF_CONFIG=tf_config),
                         stdout=o,
@@ -141,3 +141,12 @@ def test_multi_worker_every_worker_loads_and_the_workers_stay_identical(ckpt, le
     for a, b in zip(first, second, strict=True):
         np.testing.assert_array_equal(a, b)
     assert not np.allclose(first[0], TF1_MLP["model/dense/kernel"])
+    # Both workers saved; only the chief's checkpoints are kept, in the shared directory.
+    assert [r["saved"] for r in results] == [[2, 4], [2, 4]]
+    assert sorted(os.listdir(tmp_path / "run")) == [
+        "checkpoint",
+        "ckpt-2.data-00000-of-00001",
+        "ckpt-2.index",
+        "ckpt-4.data-00000-of-00001",
+        "ckpt-4.index",
+    ]

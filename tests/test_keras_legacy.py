@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.tf_keras, pytest.mark.tf221]
-
-if importlib.util.find_spec("tf_keras") is None:  # find_spec: importing it here is not allowed
-    pytest.skip("tf_keras is not installed", allow_module_level=True)
+pytestmark = [
+    pytest.mark.tf_keras,
+    pytest.mark.tf221,
+    # find_spec, not import: this process must not import tf_keras.
+    pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras"),
+]
 pytest.importorskip("tensorflow")
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -364,7 +364,8 @@ def derive_auto_map(ckpt_names: Collection[str], targets: Collection[str]) -> Au
     scope all targets share as a prefix to add; within one choice, names equal up to
     their ``_N`` suffixes pair in numbering order (``dense``, ``dense_1``, ... with
     ``dense_4``, ``dense_5``, ...). The choice that pairs the most targets wins; a tie
-    between two choices is an error, never a guess.
+    between two choices is an error, never a guess. A second pass pairs the targets left
+    whose one or two leading scopes the checkpoint lacks (nested models saved by tf_keras).
 
     Returns:
         The :class:`AutoMap`; its ``rules`` are the compact form when there is one

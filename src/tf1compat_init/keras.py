@@ -21,9 +21,12 @@ variables, the readable object path (``model/d/_kernel``) stands in. The
 the Keras version, so they are never what a map is written against.
 
 **The map.** The engine's TF1 grammar, ``{checkpoint_name_or_scope: model_relative_name_or_
-scope}``, plus ``"auto"``: names that differ only by Keras auto-numbering (``dense_2`` vs
-``dense``, matched in numbering order) or by a model prefix on either side
-(``sequential/``, ``model/``). The derived map is in ``report.applied_map``.
+scope}``, plus ``"auto"`` for names that differ only by Keras auto-numbering (``dense_2``
+vs ``dense``, paired in numbering order), by a model prefix on either side
+(``sequential/``, ``model/``), or by a nested model's name that the checkpoint lacks
+(tf_keras saves ``enc/fc/kernel`` as ``fc/kernel``). ``"auto"`` never guesses between
+two equally good prefixes, and weights it cannot pair are reported as missing. The map
+it derived is in ``report.applied_map``; pass it back to pin it.
 
 **Distribution.** Call :func:`load_checkpoint` outside ``strategy.run``, with the model
 created in or out of ``strategy.scope()``: the assignment reaches every replica. Under
