@@ -129,6 +129,23 @@ def test_duplicate_names_are_an_error_that_says_how_to_rename():
     assert "add_weight(..., name=" in str(e.value)
 
 
+class _SiblingsWithOneName(keras.Model):
+    def __init__(self):
+        super().__init__(name="siblings")
+        self.a = keras.layers.Dense(2, name="fc")
+        self.b = keras.layers.Dense(2, name="fc")
+
+    def call(self, x):
+        return self.b(self.a(x))
+
+
+def test_sibling_layers_with_one_name_are_an_error():
+    model = _SiblingsWithOneName()
+    model(tf.zeros((1, 2)))
+    with pytest.raises(KerasModelError, match="'fc/kernel': 2 different layers are named 'fc'"):
+        weight_names(model)
+
+
 def test_unbuilt_model_error_shows_how_to_build(tf1):
     model = mlp(built=False)
     with pytest.raises(KerasModelError, match=r"not built.*model\.build\(\(None, 784\)\)"):

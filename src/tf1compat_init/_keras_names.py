@@ -122,7 +122,7 @@ def weight_names(model: Any) -> dict[str, Any]:
     keras_flavour(model)
     if not getattr(model, "built", True):
         raise KerasModelError(_unbuilt_message(model))
-    found: dict[str, list[tuple[str, Any]]] = {}
+    found: dict[str, list[tuple[str, int, Any]]] = {}  # name -> (layer path, layer id, weight)
     claimed: set[int] = set()
     visited: set[int] = set()
 
@@ -137,7 +137,8 @@ def weight_names(model: Any) -> dict[str, Any]:
                 continue
             claimed.add(id(v))
             name = "/".join((*path, _short_name(v)))
-            found.setdefault(name, []).append(("/".join(path) or "<the model itself>", v))
+            owner = "/".join(path) or "<the model itself>"
+            found.setdefault(name, []).append((owner, id(layer), v))
 
     walk(model, ())
     if not found:
@@ -150,25 +151,22 @@ def weight_names(model: Any) -> dict[str, Any]:
     if dups:
         raise KerasModelError(_duplicates_message(dups))
     order = {id(v): i for i, v in enumerate(model.weights)}
-    names = sorted(found, key=lambda n: order.get(id(found[n][0][1]), len(order)))
-    return {n: found[n][0][1] for n in names}
+    names = sorted(found, key=lambda n: order.get(id(found[n][0][2]), len(order)))
+    return {n: found[n][0][2] for n in names}
 
 
 def _has_unbuilt(model: Any) -> bool:
     return any(not getattr(layer, "built", True) for layer in _sublayers(model))
 
 
-def _duplicates_message(dups: Mapping[str, list[tuple[str, Any]]]) -> str:
+def _duplicates_message(dups: Mapping[str, list[tuple[str, int, Any]]]) -> str:
     lines = []
     for name, owners in list(dups.items())[:5]:
-        layer = owners[0][0]
-        lines.append(
-            f"{name!r}: {len(owners)} weights of layer {layer!r} are named "
-            f"{name.rsplit('/', 1)[-1]!r}"
-            if all(o[0] == layer for o in owners)
-            else f"{name!r}: weights of {len(owners)} different layers named "
-            f"{sorted({o[0] for o in owners})}"
-        )
+        path, leaf = owners[0][0], name.rsplit("/", 1)[-1]
+        if len({layer_id for _, layer_id, _ in owners}) == 1:
+            lines.append(f"{name!r}: {len(owners)} weights of layer {path!r} are named {leaf!r}")
+        else:
+            lines.append(f"{name!r}: {len(owners)} different layers are named {path!r}")
     return (
         "two or more weights get the same model-relative name, so a checkpoint could not "
         "tell them apart:\n  " + "\n  ".join(lines) + "\nGive sibling layers distinct names "
