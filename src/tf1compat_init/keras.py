@@ -7,10 +7,12 @@ wires up, which is tf_keras under ``TF_USE_LEGACY_KERAS=1``).
 **Names.** Every weight gets one model-relative name: the layer names from the given
 model down to the layer that owns the weight, joined by ``/``, then the weight's own
 name (``dense/kernel``, ``encoder/dense_1/kernel``, ``lstm/lstm_cell/bias``). The given
-model's own name is left out, so the names are the same under Keras 3 and tf_keras, in
-any process, and a sub-model loaded alone has the names it has inside its parent minus
-its own name. Two weights that would share a name are an error that says which.
-:func:`weight_names` lists them.
+model's own name is left out, so the names are the same under Keras 3, tf_keras and
+Keras 2 (whose variable names carry no model prefix, or the innermost model's), and a
+sub-model loaded alone has the names it has inside its parent minus its own name. Layer
+names that Keras numbers (``dense_2``) still depend on what the process built before;
+``assignment_map="auto"`` absorbs that. Two weights that would share a name are an error
+that says which. :func:`weight_names` lists them.
 
 **The checkpoint side.** For a TF1 name-based checkpoint, the keys (``model/dense/kernel``).
 For a TF2 object-based checkpoint (``tf.train.Checkpoint``), the name each variable had
