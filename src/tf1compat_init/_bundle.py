@@ -1029,6 +1029,42 @@ class BundleReader:
                 missing.append(path)
         return missing
 
+    def short_files(self) -> list[str]:
+        """The existing data shards that end before a tensor the index places in them.
+
+        A cheap check (one ``stat`` per shard) that finds a truncated copy or an
+        unfinished download when the checkpoint is opened rather than when the first
+        affected tensor is read.
+
+        Returns:
+            One description per short shard: its path, its size, and the tensor that
+            ends furthest beyond it. Missing shards are :meth:`missing_files`'s.
+        """
+        labels = {
+            encode_tensor_name_slice(key.encode("utf-8", "surrogateescape"), ext): _slice_label(
+                key, ext
+            )
+            for key, e in self.entries.items()
+            for ext in e.slices
+        }
+        stored = [(repr(k), e) for k, e in self.entries.items() if not e.slices]
+        stored += [(labels.get(raw, repr(raw)), e) for raw, e in self._slice_entries.items()]
+        ends: dict[int, tuple[int, str]] = {}
+        for label, e in stored:
+            end = e.offset + e.size
+            if e.size and end > ends.get(e.shard_id, (0, ""))[0]:
+                ends[e.shard_id] = (end, label)
+        short = []
+        for shard, (end, label) in sorted(ends.items()):
+            path = self.data_path(shard)
+            try:
+                actual = os.path.getsize(path)
+            except OSError:
+                continue
+            if actual < end:
+                short.append(f"{path} has {actual} bytes but tensor {label} ends at byte {end}")
+        return short
+
     # -- reading -------------------------------------------------------------
 
     def _entry(self, key: str) -> BundleEntry:

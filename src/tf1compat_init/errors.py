@@ -32,6 +32,15 @@ class AssignmentMapError(Tf1CompatError, ValueError):
     """An assignment-map rule is malformed, reversed, or resolves to nothing."""
 
 
+class TargetError(Tf1CompatError, ValueError):
+    """The variables to restore cannot take a checkpoint as given.
+
+    Two distinct variables share one target name, or the partitions of a partitioned
+    variable do not tile its full shape (a gap, an overlap, a part outside it, or parts
+    that disagree on the full shape).
+    """
+
+
 class CheckpointMismatchError(Tf1CompatError, ValueError):
     """The plan resolves, but checkpoint values do not fit the targets.
 

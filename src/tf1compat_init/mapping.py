@@ -432,11 +432,18 @@ class AssignmentMap:
                 f"did you mean {_fmt(target, key)}?"
             )
         parts = []
-        if not tgt.has_scope(target):
+        if not tgt.sorted:
+            parts.append(
+                "there are no variables to restore at all (is the model empty, or not built "
+                "yet, so that its variables do not exist?)"
+            )
+        elif not tgt.has_scope(target):
             parts.append(f"variables to restore are under {_scopes_of(tgt.sorted)}")
         if not ckpt.has_scope(key):
             parts.append(f"checkpoint keys are under {_scopes_of(ckpt.sorted)}")
-        return "; ".join(parts).capitalize() + "."
+        text = "; ".join(parts)
+        # Not str.capitalize(): it would lower-case the scope names quoted in the text.
+        return text[:1].upper() + text[1:] + "."
 
 
 def _join(scope: str, name: str) -> str:

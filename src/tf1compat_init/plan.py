@@ -170,10 +170,16 @@ def plan_restore(
     variables = checkpoint.variables
     excluded: dict[str, str] = {}
     overridden: list[Pair] = []
-    pairs = amap.resolve(
-        variables, specs, on_conflict=on_conflict, excluded=excluded, overridden=overridden
-    )
-    _check_overridden(overridden, variables, specs)
+    try:
+        pairs = amap.resolve(
+            variables, specs, on_conflict=on_conflict, excluded=excluded, overridden=overridden
+        )
+        _check_overridden(overridden, variables, specs)
+    except AssignmentMapError as e:
+        hint = format_hint(checkpoint, [r.key for r in amap.rule_list if isinstance(r.key, str)])
+        if not hint:
+            raise
+        raise AssignmentMapError(f"{e}\n{hint}") from e
 
     optional_res = [re.compile(p) for p in (optional or ())]
     report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
@@ -201,8 +207,60 @@ def plan_restore(
     covered = {p.target for p in pairs} | set(excluded)
     report.untouched = [t for t in specs if t not in covered]
     report.unused = sorted(k for k in variables if k not in used)
-    _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch)
+    note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
+    _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap)
+
+
+#: Keys only ``tf.train.Checkpoint`` (object-based) checkpoints have.
+_OBJECT_STYLE = re.compile(
+    r"/\.ATTRIBUTES/|/\.OPTIMIZER_SLOT/|(^|/)layer_with_weights-\d+/|^_CHECKPOINTABLE_OBJECT_GRAPH$"
+)
+
+
+def format_hint(checkpoint: Any, wanted: Iterable[str]) -> str:
+    """A sentence for keys looked for in a checkpoint of the other format, else ``""``.
+
+    TF1 names looked up in a raw object-based checkpoint (whose keys are
+    ``.../.ATTRIBUTES/VARIABLE_VALUE``), or object-style keys looked up in a name-based
+    one, fail with "not in the checkpoint"; this says which format the checkpoint is and
+    what loads it.
+    """
+    variables = checkpoint.variables
+    absent = [k for k in wanted if isinstance(k, str) and k not in variables]
+    if not absent:
+        return ""
+    prefix = getattr(checkpoint, "prefix", "")
+    fmt = getattr(checkpoint, "format", None)
+    if fmt == "object-based":
+        raw = next((k for k in variables if "/.ATTRIBUTES/" in k), None)
+        if raw is None or all("/.ATTRIBUTES/" in k for k in absent):
+            return ""  # a view by readable object path (the Keras and checkpoint front ends)
+        paths = getattr(checkpoint, "object_paths", None) or {}
+        by_path = {p: k for k, p in paths.items()}
+        raw = next((by_path[k] for k in absent if k in by_path), raw)  # the key they meant
+        readable = paths.get(raw)
+        return (
+            f"Checkpoint {prefix} is object-based (written by tf.train.Checkpoint or Keras): its "
+            f"keys are object paths such as {raw!r}"
+            + (f" (readable path {readable!r})" if readable else "")
+            + ", not TF1 variable names. Load it with tf1compat_init.checkpoint.restore() or "
+            "tf1compat_init.keras.load_checkpoint(), which match readable object paths, or map "
+            "to its raw keys (tf1compat-init inspect lists them)."
+        )
+    if fmt == "name-based":
+        odd = next((k for k in absent if _OBJECT_STYLE.search(k)), None)
+        if odd is None:
+            return ""
+        stem = re.sub(r"/\.ATTRIBUTES/.*$", "", odd)
+        example = stem if stem in variables else (nearest(stem, list(variables), n=1) or [None])[0]
+        example = example or min(variables, default=None)
+        return (
+            f"Checkpoint {prefix} is name-based (written by a TF1 Saver): its keys are variable "
+            f"names such as {example!r}, not tf.train.Checkpoint object paths like {odd!r}. "
+            f"Write the map against its variable names (tf1compat-init inspect lists them)."
+        )
+    return ""
 
 
 def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -> None:
@@ -224,7 +282,7 @@ def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -
             )
 
 
-def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str) -> None:
+def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str, note: str = "") -> None:
     problems: list[str] = []
     if report.mismatched and on_mismatch != "ignore":
         problems += [
@@ -242,6 +300,8 @@ def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str) -> Non
             problems.append(f"{target} <- {key}: not in the checkpoint{hint}")
         if len(required) > len(shown):
             problems.append(f"... and {len(required) - len(shown)} more missing")
+        if note:
+            problems.append(note)
     if not problems:
         return
     fatal = (report.mismatched and on_mismatch == "error") or (required and on_missing == "error")

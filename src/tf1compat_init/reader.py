@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .errors import CheckpointNotFoundError, UnsupportedCheckpointError
+from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 
 __all__ = ["CheckpointInfo", "VariableInfo", "open_checkpoint", "resolve_checkpoint_path"]
 
@@ -247,7 +247,8 @@ def open_checkpoint(path: Any) -> CheckpointInfo:
     Raises:
         CheckpointNotFoundError: the checkpoint, its index, or a data shard is missing
             (named in the message); a state file pointing to a deleted checkpoint.
-        CheckpointCorruptError: the index cannot be parsed.
+        CheckpointCorruptError: the index cannot be parsed, or a data shard is shorter
+            than the tensors the index places in it.
 
     Example:
         >>> info = open_checkpoint("/tmp/pretrained")  # doctest: +SKIP
@@ -263,6 +264,12 @@ def open_checkpoint(path: Any) -> CheckpointInfo:
         raise CheckpointNotFoundError(
             f"checkpoint {prefix} is incomplete: missing {', '.join(missing)} "
             f"(the index lists {reader.num_shards} data shard(s))"
+        )
+    short = reader.short_files()
+    if short:
+        raise CheckpointCorruptError(
+            f"checkpoint {prefix} is truncated: {'; '.join(short)} (an interrupted copy or "
+            f"download?); copy it again"
         )
     variables = {
         key: VariableInfo(tuple(e.shape), e.dtype)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import TargetError
+
 __all__ = ["Part", "TargetVariable", "collect_targets", "target_name", "target_specs"]
 
 
@@ -69,7 +71,8 @@ def collect_targets(variables: Iterable[Any], *, name_of: Any = None) -> dict[st
         name_of: optional ``variable -> name`` (front ends with their own naming).
 
     Raises:
-        ValueError: two distinct variables would get the same target name.
+        TargetError: two distinct variables would get the same target name, or the
+            partitions of one target do not tile its full shape (a ``ValueError``).
     """
     groups: dict[str, list[Any]] = {}
     for v in variables:
@@ -95,15 +98,25 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
     infos = [getattr(v, "_save_slice_info", None) for v in variables]
     if all(i is None for i in infos):
         if len(variables) > 1:
-            raise ValueError(
+            raise TargetError(
                 f"{len(variables)} different variables share the name {name!r}; give them "
                 f"distinct names (variable scopes or layer names) so each can be restored"
             )
         v = variables[0]
         return TargetVariable(name, _shape(v), _dtype(v), (Part(v, (), _shape(v) or ()),))
     if any(i is None for i in infos):
-        raise ValueError(f"variable {name!r} mixes partitioned and plain variables")
-    full = tuple(int(d) for d in infos[0].full_shape)
+        raise TargetError(
+            f"variable {name!r} mixes partitioned and plain variables under one name; give "
+            f"the plain variable another name"
+        )
+    fulls = {tuple(int(d) for d in i.full_shape) for i in infos}
+    if len(fulls) > 1:
+        raise TargetError(
+            f"the partitions of {name!r} disagree on its full shape: "
+            f"{', '.join(_fmt(s) for s in sorted(fulls))}; they come from different variables "
+            f"that share a name"
+        )
+    full = fulls.pop()
     parts = tuple(
         sorted(
             (
@@ -113,7 +126,79 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
             key=lambda p: p.offset,
         )
     )
-    return TargetVariable(name, full, _dtype(variables[0]), parts)
+    dtypes = {_dtype(v) for v in variables}
+    if len(dtypes) > 1:
+        raise TargetError(
+            f"the partitions of {name!r} have different dtypes ({', '.join(sorted(dtypes))})"
+        )
+    _check_tiling(name, full, parts)
+    return TargetVariable(name, full, dtypes.pop(), parts)
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _box(part: Part) -> str:
+    return (
+        "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(part.offset, part.shape, strict=True)) + "]"
+    )
+
+
+def _volume(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _check_tiling(name: str, full: tuple[int, ...], parts: tuple[Part, ...]) -> None:
+    """Raises unless ``parts`` cover ``full`` exactly once: no gap, no overlap, nothing outside.
+
+    A partial list of partitions (a ``var_list`` that names only some ``part_N``) or
+    partitions of two different variables under one name would otherwise restore
+    silently into part of a tensor.
+    """
+    advice = (
+        "pass every partition of the variable (the PartitionedVariable, or all of its "
+        "part_N variables), and nothing else under that name"
+    )
+    for p in parts:
+        if len(p.offset) != len(full) or len(p.shape) != len(full):
+            raise TargetError(
+                f"partition {_box(p)} of {name!r} does not have the rank of its full shape "
+                f"{_fmt(full)}"
+            )
+        if any(o < 0 or o + s > d for o, s, d in zip(p.offset, p.shape, full, strict=True)):
+            raise TargetError(
+                f"partition {_box(p)} of {name!r} lies outside its full shape {_fmt(full)}; "
+                + advice
+            )
+    # Sweep along the axis the parts are split on (the one with the most distinct
+    # offsets), so the usual one-axis partitioning is checked in O(n log n).
+    axis = max(range(len(full)), key=lambda a: len({p.offset[a] for p in parts}), default=0)
+    boxes = sorted(
+        (p for p in parts if _volume(p.shape)), key=lambda p: p.offset[axis] if full else 0
+    )
+    for i, a in enumerate(boxes):
+        end = a.offset[axis] + a.shape[axis] if full else 0
+        for b in boxes[i + 1 :]:
+            if full and b.offset[axis] >= end:
+                break
+            if all(
+                max(ao, bo) < min(ao + as_, bo + bs)
+                for ao, as_, bo, bs in zip(a.offset, a.shape, b.offset, b.shape, strict=True)
+            ):
+                raise TargetError(
+                    f"partitions {_box(a)} and {_box(b)} of {name!r} overlap; " + advice
+                )
+    covered = sum(_volume(p.shape) for p in parts)
+    if covered != _volume(full):
+        raise TargetError(
+            f"the {len(parts)} partition(s) of {name!r} do not tile its full shape "
+            f"{_fmt(full)}: they cover {covered} of its {_volume(full)} elements "
+            f"({', '.join(_box(p) for p in parts)}); " + advice
+        )
 
 
 def target_specs(targets: dict[str, TargetVariable]) -> dict[str, tuple]:
