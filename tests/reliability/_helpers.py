@@ -53,20 +53,28 @@ INITIAL_VALUES_OFFSET = 0.5
 # -- writing checkpoints ----------------------------------------------------------------------
 
 
-def write_name_based(prefix: str | Path, *, shards: int = 1) -> str:
-    """A TF1 ``Saver`` checkpoint of the MLP (``shards=2``: one layer per shard)."""
+def write_name_based(prefix: str | Path, *, shards: int = 1, layers=LAYERS) -> str:
+    """A TF1 ``Saver`` checkpoint of the MLP under ``model/``.
+
+    With ``shards=2`` the second half of the layers goes to the second shard (for
+    :data:`LAYERS`: ``out`` there, ``dense`` in the first).
+    """
     prefix = str(prefix)
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     g = tf.Graph()
+    values = layer_values(layers)
+    second = {name for name, _, _ in layers[(len(layers) + 1) // 2 :]}
 
     def device_fn(op: Any) -> str:
-        return "/cpu:1" if shards > 1 and "/out/" in op.name else "/cpu:0"
+        layer = op.name.split("/")[1] if op.name.startswith("model/") else ""
+        return "/cpu:1" if shards > 1 and layer in second else "/cpu:0"
 
     with g.as_default(), g.device(device_fn):
         with v1.variable_scope("model"):
-            for name, value in CKPT_VALUES.items():
+            for name, value in values.items():
                 v1.get_variable(name, initializer=tf.constant(value))
-            v1.get_variable("ema/dense/bias", initializer=tf.constant(CKPT_VALUES["dense/bias"]))
+            if "dense/bias" in values:
+                v1.get_variable("ema/dense/bias", initializer=tf.constant(values["dense/bias"]))
         step = v1.train.get_or_create_global_step()
         saver = v1.train.Saver(sharded=shards > 1)
         config = v1.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=True)

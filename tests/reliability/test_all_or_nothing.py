@@ -1,0 +1,209 @@
+"""All or nothing: a restore that fails part way leaves every variable as it was.
+
+A 2-shard checkpoint of 24 variables (12 per shard). The restore is broken in two ways:
+
+- for real: one flipped byte in the last tensor of the second shard;
+- by fault injection after some tensors were read: the reader's checksum pass
+  (``verify``), its copy pass (``stream``) or, for checkpoints read into memory, the
+  bundle reader's per-tensor read raises on its third call.
+
+Each way runs through ``apply_plan`` (both stagings) and every eager front end; the
+v1 graph front end (one ``RestoreV2`` per task) gets the real corruption.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tf1compat_init as tci  # noqa: E402
+from tf1compat_init import _bundle, _fastread  # noqa: E402
+from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
+
+from . import _helpers as h  # noqa: E402
+
+#: 12 layers of 32 -> 32 (kernel and bias): 24 variables, 6 layers per shard.
+WIDE = h.Spec(layers=tuple((f"l{i:02d}", 32, 32) for i in range(12)))
+VALUES = h.layer_values(WIDE.layers)
+EAGER_FRONTENDS = ("engine", "v1_eager", "keras", "checkpoint")
+
+
+class InjectedFault(OSError):
+    """What a failing disk would raise part way through a read."""
+
+
+@pytest.fixture(scope="module")
+def wide_ckpt(tmp_path_factory):
+    prefix = h.write_name_based(
+        tmp_path_factory.mktemp("wide") / "model.ckpt", shards=2, layers=WIDE.layers
+    )
+    info = tci.open_checkpoint(prefix)
+    shards = {e.shard_id for e in info.bundle.entries.values()}
+    assert shards == {0, 1}  # the fixture is what the tests say it is
+    return prefix
+
+
+def _fail_on_call(monkeypatch, owner, name, n):
+    """Makes ``owner.name`` raise :class:`InjectedFault` on its ``n``-th call."""
+    real = getattr(owner, name)
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == n:
+            raise InjectedFault(f"injected fault in {name} (call {n})")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, wrapper)
+    return calls
+
+
+def _small_pieces(monkeypatch):
+    # One task per tensor or so, so that "the third call" is part way through.
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)
+
+
+STREAM_IS_NOT_ALL_OR_NOTHING = (
+    "apply_plan(staging='stream', the default of every front end) assigns each variable "
+    "as its buffer arrives; a read fault after verification (here: the copy pass raising "
+    "on its third task) leaves the variables assigned before it changed. Options: keep the "
+    "replaced values' tensors until the last assign and re-assign them on failure, or make "
+    "'all' the default when the restore fits in memory, or narrow the documented guarantee "
+    "to faults found by the verify pass"
+)
+
+
+def _engine_restore(prefix, model, staging):
+    targets = collect_targets(model.variables.values())
+    plan = tci.plan_restore(prefix, target_specs(targets), h.BASE_MAP)
+    return apply_plan(plan, targets, staging=staging)
+
+
+def _copy(wide_ckpt, tmp_path):
+    return h.copy_checkpoint(wide_ckpt, tmp_path / "src")
+
+
+def _run(frontend, frontend_model, prefix, staging, error):
+    model = frontend_model(frontend, WIDE)
+    before = model.snapshot()
+    with pytest.raises(error) as info:
+        if frontend == "engine":
+            _engine_restore(prefix, model, staging)
+        else:
+            model.load(prefix, h.BASE_MAP)
+    assert h.same_values(model.snapshot(), before), "some variables were assigned"
+    return info.value
+
+
+def _cases():
+    for frontend in ("engine", "v1_graph", "v1_eager", "keras", "checkpoint"):
+        for staging in ("stream", "all") if frontend == "engine" else ("stream",):
+            yield pytest.param(frontend, staging, id=f"{frontend}-{staging}")
+
+
+@pytest.mark.parametrize("frontend, staging", list(_cases()))
+def test_flipped_byte_in_second_shard(frontend, staging, wide_ckpt, frontend_model, tmp_path):
+    prefix = _copy(wide_ckpt, tmp_path)
+    info = tci.open_checkpoint(prefix)
+    last = max((e for e in info.bundle.entries.values() if e.shard_id == 1), key=lambda e: e.offset)
+    h.flip_byte(info.data_files[1], last.offset + last.size - 2)
+    # v1 graph mode reads at initializer time with TensorFlow's RestoreV2: its error is
+    # TensorFlow's (see the corpus); what matters here is that nothing was assigned.
+    error = Exception if frontend == "v1_graph" else tci.CheckpointCorruptError
+    err = _run(frontend, frontend_model, prefix, staging, error)
+    if frontend != "v1_graph":
+        assert f"checksum mismatch for tensor {last.key!r}" in str(err)
+        assert info.data_files[1] in str(err)
+
+
+def _fault_cases():
+    for stage in ("verify", "stream"):
+        for frontend in EAGER_FRONTENDS:
+            for staging in ("stream", "all") if frontend == "engine" else ("stream",):
+                if stage == "verify" and staging == "all":
+                    continue  # 'all' has no separate verify pass: it checks in the copy pass
+                marks = []
+                if stage == "stream" and staging == "stream":
+                    marks = [pytest.mark.xfail(strict=True, reason=STREAM_IS_NOT_ALL_OR_NOTHING)]
+                yield pytest.param(
+                    stage, frontend, staging, id=f"{stage}-{frontend}-{staging}", marks=marks
+                )
+
+
+@pytest.mark.parametrize("stage, frontend, staging", list(_fault_cases()))
+def test_fault_after_some_tensors_were_read(
+    stage, frontend, staging, wide_ckpt, frontend_model, monkeypatch
+):
+    _small_pieces(monkeypatch)
+    name = "_crc_views" if stage == "verify" else "_run_task"
+    calls = _fail_on_call(monkeypatch, _fastread, name, 3)
+    err = _run(frontend, frontend_model, wide_ckpt, staging, InjectedFault)
+    assert "injected fault" in str(err)
+    assert len(calls) >= 3  # it did fail part way, after two successful reads
+
+
+def test_fault_in_the_in_memory_path(wide_ckpt, frontend_model, monkeypatch):
+    """A checkpoint without the fast reader is read whole, then assigned."""
+
+    class NoBundle:  # what apply_plan sees for a checkpoint it cannot stream
+        def __init__(self, info):
+            self.prefix, self.format, self.variables = info.prefix, info.format, info.variables
+            self.read = info.read
+
+    model = frontend_model("engine", WIDE)
+    before = model.snapshot()
+    targets = collect_targets(model.variables.values())
+    info = tci.open_checkpoint(wide_ckpt)
+    plan = tci.plan_restore(NoBundle(info), target_specs(targets), h.BASE_MAP)
+    monkeypatch.setattr(_bundle, "ThreadPoolExecutor", _SerialPool)  # deterministic order
+    calls = _fail_on_call(monkeypatch, _bundle.BundleReader, "_read_entry", 3)
+    with pytest.raises(InjectedFault):
+        apply_plan(plan, targets)
+    assert len(calls) >= 3
+    assert h.same_values(model.snapshot(), before)
+    # And without the fault, the same plan loads everything.
+    monkeypatch.undo()
+    apply_plan(plan, targets)
+    assert h.same_values(model.snapshot(), VALUES)
+
+
+class _SerialPool:
+    """A ThreadPoolExecutor stand-in that runs each task at submit."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+
+        f = Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - handed to the waiter, as a pool does
+            f.set_exception(e)
+        return f
+
+    def map(self, fn, *iterables):
+        return [fn(*a) for a in zip(*iterables, strict=False)]
+
+    def shutdown(self, *args, **kwargs):
+        pass
+
+
+@pytest.mark.parametrize("frontend", EAGER_FRONTENDS)
+def test_control_the_same_restore_succeeds(frontend, wide_ckpt, frontend_model):
+    """Without a fault the same models change: the tests above could see a partial write."""
+    model = frontend_model(frontend, WIDE)
+    if frontend == "engine":
+        _engine_restore(wide_ckpt, model, "stream")
+    else:
+        model.load(wide_ckpt, h.BASE_MAP)
+    assert h.same_values(model.snapshot(), VALUES)
