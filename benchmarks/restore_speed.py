@@ -71,9 +71,17 @@ KERNEL = 4096
 SMALL_ELEMENTS = 16384  # 64 KiB of float32
 MEMCPY_MAX = 512 * MiB
 
-# Goals of the restore-speed issue, checked in every run (ratios of medians).
-LARGE_GOALS = {"saver": 2.5, "checkpoint_restore": 2.5, "raw_read": 0.6}
-SMALL_GOALS = {"saver": 1.5, "checkpoint_restore": 5.0}
+# Goals of the restore-speed issue, checked in every run (ratios of medians). The
+# issue's target is a restore into existing eager variables, so "saver_restore" is
+# Saver.restore into those variables; the TF1 graph + session Saver (into variables of
+# its own graph, not usable with eager ones) is held to the same ratio and reported too.
+LARGE_GOALS = {
+    "saver_restore": 2.5,
+    "saver_restore_graph": 2.5,
+    "checkpoint_restore": 2.5,
+    "raw_read": 0.6,
+}
+SMALL_GOALS = {"saver_restore": 1.5, "saver_restore_graph": 1.5, "checkpoint_restore": 5.0}
 
 
 class Skip(Exception):
@@ -618,7 +626,13 @@ def bench_size(
             log(f"  {m.name:<20} skipped: {e}")
             continue
         methods.append(m)
-        results[m.name] = {"label": m.label, "status": "ok", "times_s": [], "verified": True}
+        results[m.name] = {
+            "label": m.label,
+            "status": "ok",
+            "times_s": [],
+            "cpu_s": [],  # CPU time of the whole process (all threads) per run
+            "verified": True,
+        }
     for rep in range(-warmup, repeats):  # negative: warm-up runs, checked but not kept
         for m in methods:  # round-robin: drifting load hits every method alike
             r = results[m.name]
@@ -627,9 +641,11 @@ def bench_size(
             try:
                 m.reset(case)
                 gc.collect()
+                c0 = time.process_time()
                 t0 = time.perf_counter()
                 m.run(case)
                 took = time.perf_counter() - t0
+                cpu = time.process_time() - c0
                 bad = check_values(case, m.values(case)) if m.verifies else []
             except Exception as e:  # noqa: BLE001 - recorded, the suite goes on
                 r.update(status="failed", reason=f"{type(e).__name__}: {e}"[:500])
@@ -637,19 +653,22 @@ def bench_size(
                 continue
             if rep >= 0:
                 r["times_s"].append(took)
+                r["cpu_s"].append(cpu)
             if bad:
                 r["verified"] = False
                 r.setdefault("wrong_values", bad[:5])
             run = "warm-up" if rep < 0 else f"{rep + 1}/{repeats}"
             log(
                 f"  [{run}] {m.name:<20} {took * 1e3:9.1f} ms"
-                f" {m.nbytes(case) / took / 1e9:7.2f} GB/s{'  WRONG VALUES' if bad else ''}"
+                f" {m.nbytes(case) / took / 1e9:7.2f} GB/s  cpu {cpu * 1e3:8.1f} ms"
+                f"{'  WRONG VALUES' if bad else ''}"
             )
     for m in methods:
         r = results[m.name]
         if r["status"] == "ok" and r["times_s"]:
             med = statistics.median(r["times_s"])
             r["median_s"] = med
+            r["median_cpu_s"] = statistics.median(r["cpu_s"])
             r["gbps"] = m.nbytes(case) / med / 1e9
             r["bytes"] = m.nbytes(case)
             if memory and m.verifies:
@@ -677,17 +696,20 @@ def ratios_and_goals(spec: Spec, results: dict[str, Any]) -> tuple[dict, dict]:
         return r.get("gbps") if r.get("status") == "ok" and r.get("verified") else None
 
     ours = gbps("ours")
-    savers = [g for g in (gbps("saver_restore"), gbps("saver_restore_graph")) if g]
-    refs = {
-        "saver": max(savers) if savers else None,  # the faster Saver: the stricter goal
-        "checkpoint_restore": gbps("checkpoint_restore"),
-        "raw_read": gbps("raw_read"),
-        "restorev2_parallel": gbps("restorev2_parallel"),
-        "get_tensor_assign": gbps("get_tensor_assign"),
-    }
-    ratios = {
-        f"ours_vs_{name}": (ours / ref if ours and ref else None) for name, ref in refs.items()
-    }
+    names = (
+        "saver_restore",
+        "saver_restore_graph",
+        "checkpoint_restore",
+        "raw_read",
+        "restorev2_single",
+        "restorev2_parallel",
+        "get_tensor_assign",
+        "ours_staged",
+    )
+    ratios = {}
+    for name in names:
+        ref = gbps(name)
+        ratios[f"ours_vs_{name}"] = ours / ref if ours and ref else None
     targets = {"large": LARGE_GOALS, "small": SMALL_GOALS}.get(spec.kind, {})
     goals = {}
     for name, want in targets.items():

@@ -30,7 +30,14 @@ from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-STAGINGS = ["stream", "all"]
+# "stream" with a tiny window takes the two-pass path even on these small checkpoints;
+# with the default window they fit, and are staged whole ("stream_auto").
+MODES = {
+    "stream": {"staging": "stream", "window_bytes": 1024},
+    "stream_auto": {"staging": "stream"},
+    "all": {"staging": "all"},
+}
+STAGINGS = list(MODES)
 
 NUMERIC = [
     "float16",
@@ -134,7 +141,7 @@ def test_values_bit_exact_every_dtype(all_dtypes, staging, monkeypatch):
     prefix, values = all_dtypes
     monkeypatch.setattr(_fastread, "PIECE_BYTES", 64 << 10)  # split big tensors, batch small
     variables = _fresh_variables(values)
-    report = _restore(prefix, variables, staging=staging)
+    report = _restore(prefix, variables, **MODES[staging])
     assert report.applied and len(report.loaded) == len(values)
     for k, expected in values.items():
         got = variables[k].numpy()
@@ -255,7 +262,7 @@ def test_partitioned_targets(partitioned, staging, axis, emb_splits, dense_split
     targets = collect_targets(emb_parts + dense_parts)
     assert targets["emb"].partitioned
     plan = tci.plan_restore(prefix, target_specs(targets))
-    apply_plan(plan, targets, staging=staging)
+    apply_plan(plan, targets, **MODES[staging])
     for name, parts in (("emb", emb_parts), ("dense", dense_parts)):
         got = np.concatenate([p.numpy() for p in parts], axis=axis)
         assert _same_bits(got, values[name]), name
@@ -331,7 +338,7 @@ def test_corrupt_tensor_changes_nothing(pristine, tmp_path, staging, which):
     _flip_byte(prefix, entry, at=min(5, entry.size - 1))
     variables = _fresh_variables(values)
     with pytest.raises(tci.CheckpointCorruptError, match=entry.key) as e:
-        _restore(prefix, variables, staging=staging)
+        _restore(prefix, variables, **MODES[staging])
     assert "checksum" in str(e.value)
     _assert_all_old(variables)
 
@@ -341,7 +348,7 @@ def test_corruption_found_after_reads_began(pristine, tmp_path, monkeypatch):
     prefix, values = pristine
     prefix = _copy_checkpoint(prefix, tmp_path)
     entries = [e for e in _entries_in_file_order(prefix) if e.dtype != "string"]
-    real = _fastread._crc_pieces
+    real = _fastread._crc_views
     calls = []
 
     def crc_then_corrupt(jobs):
@@ -351,13 +358,53 @@ def test_corruption_found_after_reads_began(pristine, tmp_path, monkeypatch):
         calls.append(len(jobs))
         return out
 
-    monkeypatch.setattr(_fastread, "_crc_pieces", crc_then_corrupt)
+    monkeypatch.setattr(_fastread, "_crc_views", crc_then_corrupt)
     monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)  # one task per tensor or so
     variables = _fresh_variables(values)
     with pytest.raises(tci.CheckpointCorruptError, match=entries[-1].key):
-        _restore(prefix, variables, threads=1)
+        _restore(prefix, variables, threads=1, window_bytes=1024)
     assert len(calls) > 1
     _assert_all_old(variables)
+
+
+def test_corruption_found_after_staged_reads_began(pristine, tmp_path, monkeypatch):
+    """Staging whole: the fault appears after the first buffers were filled and checked."""
+    prefix, values = pristine
+    prefix = _copy_checkpoint(prefix, tmp_path)
+    entries = [e for e in _entries_in_file_order(prefix) if e.dtype != "string"]
+    real = _fastread._run_task
+    calls = []
+
+    def run_then_corrupt(task):
+        out = real(task)
+        if not calls:
+            _flip_byte(prefix, entries[-1], at=3)
+        calls.append(1)
+        return out
+
+    monkeypatch.setattr(_fastread, "_run_task", run_then_corrupt)
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)
+    variables = _fresh_variables(values)
+    with pytest.raises(tci.CheckpointCorruptError, match=entries[-1].key):
+        _restore(prefix, variables, threads=1, staging="all")
+    assert len(calls) > 1
+    _assert_all_old(variables)
+
+
+@pytest.mark.parametrize("window,two_pass", [(1024, True), (None, False)])
+def test_small_restores_are_staged_whole(pristine, monkeypatch, window, two_pass):
+    prefix, values = pristine
+    verified = []
+    real = FastReader.verify
+    monkeypatch.setattr(
+        FastReader, "verify", lambda self, keys: verified.append(1) or real(self, keys)
+    )
+    variables = _fresh_variables(values)
+    kwargs = {} if window is None else {"window_bytes": window}
+    _restore(prefix, variables, **kwargs)
+    assert bool(verified) is two_pass
+    for k, v in values.items():
+        assert _same_bits(variables[k].numpy(), v), k
 
 
 @pytest.mark.parametrize("staging", STAGINGS)
@@ -372,7 +419,7 @@ def test_truncated_data_file_changes_nothing(pristine, tmp_path, staging):
     targets = _named(variables)
     plan = tci.plan_restore(info, target_specs(targets))
     with pytest.raises(tci.CheckpointCorruptError, match="too short"):
-        apply_plan(plan, targets, staging=staging)
+        apply_plan(plan, targets, **MODES[staging])
     _assert_all_old(variables)
 
 
@@ -411,6 +458,19 @@ def test_graph_mode_is_refused(pristine):
         plan = tci.plan_restore(prefix, target_specs(targets))
         with pytest.raises(RuntimeError, match="graph mode"):
             apply_plan(plan, targets)
+
+
+def test_graph_variables_are_refused_before_any_assign(pristine):
+    prefix, values = pristine
+    variables = _fresh_variables({"layer_0/kernel": values["layer_0/kernel"]})
+    with tf.Graph().as_default():
+        g = tf.compat.v1.Variable(np.zeros((33,), np.float64), name="b")
+    _NAMES[id(g)] = "layer_0/bias"
+    targets = {**_named(variables), **_targets({"layer_0/bias": g})}
+    plan = tci.plan_restore(prefix, target_specs(targets))
+    with pytest.raises(RuntimeError, match="layer_0/bias belongs to a tf.Graph"):
+        apply_plan(plan, targets)
+    _assert_all_old(variables)
 
 
 def test_bad_staging_is_refused(pristine):

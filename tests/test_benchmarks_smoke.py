@@ -75,13 +75,19 @@ def test_restore_speed_json_shape(restore_quick):
     for size in result["sizes"].values():
         assert set(size["methods"]) == RESTORE_METHODS
         assert size["bytes"] > 0 and size["largest_tensor_bytes"] <= size["bytes"]
-        assert set(size["ratios"]) >= {"ours_vs_saver", "ours_vs_checkpoint_restore"}
+        assert set(size["ratios"]) >= {
+            "ours_vs_saver_restore",
+            "ours_vs_saver_restore_graph",
+            "ours_vs_checkpoint_restore",
+            "ours_vs_raw_read",
+        }
         for name, r in size["methods"].items():
             assert r["status"] in ("ok", "skipped"), (name, r)
             if r["status"] == "skipped":
                 assert r["reason"], name
                 continue
             assert len(r["times_s"]) == 1 and r["median_s"] > 0 and r["gbps"] > 0, name
+            assert len(r["cpu_s"]) == 1 and r["median_cpu_s"] >= 0, name
             assert r["verified"] is True, (name, r.get("wrong_values"))
         for name in ALWAYS_RUN:
             assert size["methods"][name]["status"] == "ok", name
@@ -94,7 +100,11 @@ def test_restore_speed_small_goals_are_evaluated(restore_quick):
     _, out, _ = restore_quick
     result = json.loads(out.read_text())
     goals = result["sizes"]["small40"]["goals"]
-    assert set(goals) == {"ours >= 1.5x saver", "ours >= 5.0x checkpoint_restore"}
+    assert set(goals) == {
+        "ours >= 1.5x saver_restore",
+        "ours >= 1.5x saver_restore_graph",
+        "ours >= 5.0x checkpoint_restore",
+    }
     for g in goals.values():
         assert g["ratio"] is not None and isinstance(g["met"], bool)
 

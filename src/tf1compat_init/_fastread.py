@@ -25,10 +25,11 @@ another process truncates in place during a read makes the process fail with
 from __future__ import annotations
 
 import logging
+import math
 import mmap
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,13 @@ PIECE_BYTES = 8 << 20
 DEFAULT_WINDOW_BYTES = 64 << 20
 
 
+#: Buffers at least this big start on a huge-page boundary: the kernel then backs
+#: them with 2 MiB pages (numpy asks for transparent huge pages), and the page
+#: faults of fresh memory, a large part of the cost of a restore, drop by 512x.
+HUGE_BYTES = 4 << 20
+_HUGE_PAGE = 2 << 20
+
+
 def default_threads() -> int:
     """Worker threads for reads: the CPU count, at least 2, at most 8."""
     return max(2, min(8, os.cpu_count() or 1))
@@ -71,16 +79,20 @@ def default_threads() -> int:
 def aligned_empty(shape: Sequence[int], dtype: Any, align: int = ALIGNMENT) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary.
 
+    Arrays of :data:`HUGE_BYTES` or more are aligned to 2 MiB instead.
+
     Args:
         shape: the array's shape.
         dtype: any numpy dtype (ml_dtypes types included).
-        align: the alignment in bytes, a power of two.
+        align: the least alignment in bytes, a power of two.
 
     Returns:
         The array; it keeps its (slightly larger) backing allocation alive.
     """
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= HUGE_BYTES:
+        align = max(align, _HUGE_PAGE)
     raw = np.empty(nbytes + align, dtype=np.uint8)
     start = (-raw.ctypes.data) % align
     return raw[start : start + nbytes].view(dtype).reshape(tuple(shape))
@@ -171,43 +183,80 @@ class ReadRequest:
     token: Any = None
 
 
-@dataclass
-class _Copy:
-    """One copy job: ``src`` (a view of mapped file bytes) into ``dst``."""
+class _Source:
+    """Where one request's bytes are, as the stream lays them out."""
 
-    src: np.ndarray
-    dst: np.ndarray
-    crc: bool = False
+    __slots__ = ("request", "entry", "dtype", "shape", "nbytes", "src", "shard", "start")
+
+    def __init__(
+        self,
+        request: ReadRequest,
+        entry: BundleEntry,
+        dtype: np.dtype,
+        shape: tuple[int, ...],
+        nbytes: int,
+        src: np.ndarray | None,
+        start: int,
+    ) -> None:
+        self.request = request
+        self.entry = entry
+        self.dtype = dtype
+        self.shape = shape
+        self.nbytes = nbytes
+        self.src = src  # only for a strided partition: the source view, final dtype/shape
+        self.shard = entry.shard_id
+        self.start = start  # byte offset of a contiguous source in its shard, else -1
+
+
+@dataclass
+class _Task:
+    """Work for one thread: copies, then checksums of some of the copied bytes."""
+
+    copies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    crcs: list[np.ndarray] = field(default_factory=list)
+
+
+def _run_task(task: _Task) -> list[int]:
+    for src, dst in task.copies:
+        np.copyto(dst, src, casting="no")
+    return [crc32c(view) for view in task.crcs]
+
+
+def _crc_views(views: list[np.ndarray]) -> list[int]:
+    return [crc32c(view) for view in views]
+
+
+@dataclass
+class _Item:
+    request: ReadRequest
+    buffer: np.ndarray
+    expected: int = 0
+    pieces: list[tuple[int, int, int]] = field(default_factory=list)  # (task, crc, length)
 
 
 @dataclass
 class _Unit:
-    """Requests whose buffers are filled and yielded together."""
+    """Requests whose buffers are filled (by ``tasks``) and yielded together."""
 
-    items: list[tuple[ReadRequest, np.ndarray]] = field(default_factory=list)
-    tasks: list[list[_Copy]] = field(default_factory=list)
+    items: list[_Item] = field(default_factory=list)
+    tasks: list[_Task] = field(default_factory=list)
     nbytes: int = 0
-    # For crc=True: per item, its expected CRC and the pieces' (index, length).
-    checks: list[tuple[str, int, list[tuple[int, int, int]]]] = field(default_factory=list)
     futures: list[Future] = field(default_factory=list)
-
-
-def _crc_pieces(jobs: list[tuple[np.ndarray, int]]) -> list[int]:
-    return [crc32c(view) for view, _ in jobs]
-
-
-def _run_copies(jobs: list[_Copy]) -> list[int | None]:
-    out: list[int | None] = []
-    for job in jobs:
-        np.copyto(job.dst, job.src, casting="no")
-        out.append(crc32c(job.dst) if job.crc else None)
-    return out
 
 
 def _pieces(nbytes: int, piece: int) -> list[tuple[int, int]]:
     if nbytes == 0:
         return [(0, 0)]
     return [(s, min(piece, nbytes - s)) for s in range(0, nbytes, piece)]
+
+
+def _align_up(n: int) -> int:
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+#: Small tensors separated in the file by at most this many bytes are copied with
+#: one copy, gap included, when that keeps every tensor aligned in the buffer.
+_MAX_MERGED_GAP = 4096
 
 
 class FastReader:
@@ -235,6 +284,7 @@ class FastReader:
         self._maps: dict[int, mmap.mmap] = {}
         self._bases: dict[int, np.ndarray] = {}
         self._sizes: dict[int, int] = {}
+        self._dtypes: dict[str, np.dtype | None] = {}
         self._pool: ThreadPoolExecutor | None = None
         #: The most bytes :meth:`stream` had read ahead of its consumer (for tests
         #: and benchmarks of the memory bound).
@@ -251,6 +301,11 @@ class FastReader:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="tf1compat-read")
         return self._pool
+
+    def _map(self, func: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
+        if len(tasks) <= 1 or self.threads <= 1:
+            return [func(t) for t in tasks]
+        return list(self.pool.map(func, tasks))
 
     def close(self) -> None:
         """Stops the threads and unmaps the data files (once no view is left)."""
@@ -280,11 +335,13 @@ class FastReader:
         entry = self.reader.entries[key]
         if entry.slices:
             return None
-        try:
-            dtype = self.reader._check_decodable(entry)
-        except UnsupportedCheckpointError:
-            return None
-        return None if dtype.hasobject else dtype
+        if entry.dtype not in self._dtypes:
+            try:
+                dtype = self.reader._check_decodable(entry)
+            except UnsupportedCheckpointError:
+                dtype = None
+            self._dtypes[entry.dtype] = None if dtype is None or dtype.hasobject else dtype
+        return self._dtypes[entry.dtype]
 
     # -- files -------------------------------------------------------------------
 
@@ -344,110 +401,156 @@ class FastReader:
             CheckpointCorruptError: a size or checksum is wrong (the first in file order).
             CheckpointNotFoundError: a data file is missing.
         """
-        keys = sorted(
-            dict.fromkeys(keys),
-            key=lambda k: (self.reader.entries[k].shard_id, self.reader.entries[k].offset),
-        )
-        views = {k: self._bytes(k) for k in keys}
-        # Split big tensors into pieces and batch small ones, so tasks are a few MiB.
-        tasks: list[list[tuple[np.ndarray, int]]] = []
-        where: dict[str, list[tuple[int, int, int]]] = {}  # key -> (task, index, length)
-        batch: list[tuple[np.ndarray, int]] = []
+        entries = self.reader.entries
+        keys = sorted(dict.fromkeys(keys), key=lambda k: (entries[k].shard_id, entries[k].offset))
+        # Big tensors are split into pieces and small ones batched, so that every
+        # task is a few MiB: all threads stay busy and scheduling stays cheap.
+        tasks: list[list[np.ndarray]] = []
+        where: list[list[tuple[int, int, int]]] = []  # per key: (task, index, length)
+        batch: list[np.ndarray] = []
         batch_bytes = 0
+        piece = PIECE_BYTES
         for key in keys:
-            _, data, _ = views[key]
+            _, data, _ = self._bytes(key)
             spots = []
-            for start, length in _pieces(data.size, PIECE_BYTES):
-                if batch_bytes + length > PIECE_BYTES and batch:
+            for start, length in _pieces(data.size, piece):
+                if batch and batch_bytes + length > piece:
                     tasks.append(batch)
                     batch, batch_bytes = [], 0
                 spots.append((len(tasks), len(batch), length))
-                batch.append((data[start : start + length], length))
+                batch.append(data[start : start + length])
                 batch_bytes += length
-            where[key] = spots
+            where.append(spots)
         if batch:
             tasks.append(batch)
-        results = list(self.pool.map(_crc_pieces, tasks)) if len(tasks) > 1 else None
-        if results is None:
-            results = [_crc_pieces(t) for t in tasks]
-        for key in keys:
-            entry = views[key][0]
-            crc = 0
-            for t, i, length in where[key]:
-                crc = crc32c_combine(crc, results[t][i], length)
+        results = self._map(_crc_views, tasks)
+        for key, spots in zip(keys, where, strict=True):
+            if len(spots) == 1:
+                t, i, _ = spots[0]
+                crc = results[t][i]
+            else:
+                crc = 0
+                for t, i, length in spots:
+                    crc = crc32c_combine(crc, results[t][i], length)
+            entry = entries[key]
             if crc != unmask_crc(entry.crc32c):
                 raise self._mismatch(key, entry, crc)
         logger.debug("verified %d tensors with %d tasks", len(keys), len(tasks))
 
     # -- pass 2: stream into aligned buffers --------------------------------------
 
-    def _units(self, requests: list[ReadRequest], crc: bool) -> Iterator[_Unit]:
-        unit = _Unit()
-        small: list[_Copy] = []
-        small_bytes = 0
-        # Small tensors are grouped into units of at most this many bytes; within
-        # the window, so that the bound "largest request + window" holds.
-        group = max(1, min(PIECE_BYTES, self.window_bytes))
+    def _source(self, req: ReadRequest) -> _Source:
+        entry = self.reader.entries[req.key]
+        dtype = self.dtype_of(req.key)
+        if dtype is None:
+            raise UnsupportedCheckpointError(f"{req.key!r} is not a plain numeric tensor")
+        self.reader._check_size(entry, req.key, dtype)
+        self._shard(entry, req.key)
+        if req.slices is None:
+            shape = entry.shape
+            return _Source(req, entry, dtype, shape, entry.size, None, entry.offset)
+        shape = tuple(
+            len(range(*s.indices(d))) for s, d in zip(req.slices, entry.shape, strict=True)
+        )
+        nbytes = math.prod(shape) * dtype.itemsize
+        if not nbytes:
+            return _Source(req, entry, dtype, shape, 0, None, entry.offset)
+        data = self._bases[entry.shard_id][entry.offset : entry.offset + entry.size]
+        full = data.view(dtype).reshape(entry.shape)
+        src = full[req.slices]
+        if src.flags.c_contiguous:  # e.g. a partition along the first dimension
+            start = entry.offset + (src.ctypes.data - full.ctypes.data)
+            return _Source(req, entry, dtype, shape, nbytes, None, start)
+        return _Source(req, entry, dtype, shape, nbytes, src, -1)
 
-        def flush_small() -> None:
-            nonlocal small, small_bytes
-            if small:
-                unit.tasks.append(small)
-                small, small_bytes = [], 0
+    def _big_unit(self, s: _Source, crc: bool) -> _Unit:
+        buffer = aligned_empty(s.shape, s.dtype)
+        item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c))
+        unit = _Unit([item], [], s.nbytes)
+        if s.nbytes == 0:
+            return unit
+        if s.start < 0:  # a partition across an inner dimension: one strided copy
+            unit.tasks.append(_Task([(s.src, buffer)], [buffer.reshape(-1).view(np.uint8)] * crc))
+            item.pieces.append((0, 0, s.nbytes))
+            return unit
+        src = self._bases[s.shard][s.start : s.start + s.nbytes]
+        dst = buffer.reshape(-1).view(np.uint8)
+        for start, n in _pieces(s.nbytes, PIECE_BYTES):
+            piece = dst[start : start + n]
+            unit.tasks.append(_Task([(src[start : start + n], piece)], [piece] * crc))
+            item.pieces.append((len(unit.tasks) - 1, 0, n))
+        return unit
 
-        for req in requests:
-            entry, data, dtype = self._bytes(req.key)
-            if req.slices is None:
-                src = data.view(dtype).reshape(entry.shape) if data.size else None
-                shape = entry.shape
-            else:
-                full = data.view(dtype).reshape(entry.shape) if data.size else None
-                src = None if full is None else full[req.slices]
-                shape = tuple(
-                    len(range(*s.indices(d))) for s, d in zip(req.slices, entry.shape, strict=True)
-                )
-            dst = aligned_empty(shape, dtype)
-            nbytes = dst.nbytes
-            if unit.items and unit.nbytes + nbytes > group:
-                flush_small()
-                yield unit
-                unit = _Unit()
-            unit.items.append((req, dst))
-            unit.nbytes += nbytes
-            if src is None or nbytes == 0:
-                if crc:
-                    unit.checks.append((req.key, unmask_crc(entry.crc32c), []))
-                continue
-            if src.flags.c_contiguous:
-                # Copy raw bytes: numpy's fastest path, whatever the source alignment.
-                flat_src = src.reshape(-1).view(np.uint8)
-                flat_dst = dst.reshape(-1).view(np.uint8)
-                pieces = _pieces(nbytes, PIECE_BYTES)
-                if len(pieces) == 1:
-                    job = _Copy(flat_src, flat_dst, crc)
-                    if small_bytes + nbytes > group:
-                        flush_small()
-                    spots = [(len(unit.tasks), len(small), nbytes)]
-                    small.append(job)
-                    small_bytes += nbytes
+    def _group_unit(self, sources: list[_Source], crc: bool) -> _Unit:
+        """Small requests in one aligned allocation, copied by one task.
+
+        Each request gets an aligned place in the buffer. Where the file holds two
+        requests close together and the same distance keeps the second aligned, the
+        buffer mirrors the file, so runs of neighbours are copied in one go.
+        """
+        offsets: list[int] = []
+        runs: list[list[int]] = []  # [dst_start, dst_end, shard, src_start]
+        end = 0
+        prev: _Source | None = None
+        for s in sources:
+            off = _align_up(end)
+            contiguous = s.start >= 0 and s.nbytes > 0
+            merged = False
+            if prev is not None and contiguous and s.shard == prev.shard:
+                gap = s.start - (prev.start + prev.nbytes)
+                candidate = end + gap
+                if 0 <= gap <= _MAX_MERGED_GAP and candidate % ALIGNMENT == 0:
+                    off, merged = candidate, True
+            if contiguous:
+                if merged:
+                    runs[-1][1] = off + s.nbytes
                 else:
-                    flush_small()
-                    spots = []
-                    for s, n in pieces:
-                        spots.append((len(unit.tasks), 0, n))
-                        unit.tasks.append([_Copy(flat_src[s : s + n], flat_dst[s : s + n], crc)])
-            else:
-                # A partition across an inner dimension: one strided copy.
-                flush_small()
-                spots = [(len(unit.tasks), 0, nbytes)]
-                unit.tasks.append([_Copy(src, dst, crc)])
+                    runs.append([off, off + s.nbytes, s.shard, s.start])
+            offsets.append(off)
+            end = off + s.nbytes
+            prev = s if contiguous else None
+        base = aligned_empty((max(end, 1),), np.uint8)
+        task = _Task()
+        for dst_start, dst_end, shard, src_start in runs:
+            src = self._bases[shard][src_start : src_start + (dst_end - dst_start)]
+            task.copies.append((src, base[dst_start:dst_end]))
+        unit = _Unit([], [task], end)
+        for s, off in zip(sources, offsets, strict=True):
+            view = base[off : off + s.nbytes]
+            buffer = view.view(s.dtype).reshape(s.shape)
+            if s.src is not None:  # strided
+                task.copies.append((s.src, buffer))
+            item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c))
             if crc:
-                if req.slices is not None:
-                    raise ValueError("crc=True needs whole-tensor requests")
-                unit.checks.append((req.key, unmask_crc(entry.crc32c), spots))
-        flush_small()
-        if unit.items:
-            yield unit
+                item.pieces.append((0, len(task.crcs), s.nbytes))
+                task.crcs.append(view)
+            unit.items.append(item)
+        return unit
+
+    def _units(self, requests: list[ReadRequest], crc: bool) -> Iterator[_Unit]:
+        # Small requests are grouped into units of at most this many bytes: within the
+        # window, so that the bound "largest request + window" holds.
+        group_limit = max(1, min(PIECE_BYTES, self.window_bytes))
+        group: list[_Source] = []
+        group_bytes = 0
+        for req in requests:
+            s = self._source(req)
+            if crc and req.slices is not None:
+                raise ValueError("crc=True needs whole-tensor requests")
+            if s.nbytes > group_limit:
+                if group:
+                    yield self._group_unit(group, crc)
+                    group, group_bytes = [], 0
+                yield self._big_unit(s, crc)
+                continue
+            padded = _align_up(s.nbytes)
+            if group and group_bytes + padded > group_limit:
+                yield self._group_unit(group, crc)
+                group, group_bytes = [], 0
+            group.append(s)
+            group_bytes += padded
+        if group:
+            yield self._group_unit(group, crc)
 
     def stream(
         self, requests: Iterable[ReadRequest], *, crc: bool = False
@@ -456,7 +559,8 @@ class FastReader:
 
         At most ``window_bytes`` plus the largest request are in flight (read but
         not yet consumed): a buffer is yielded, and the caller is expected to hand
-        it over (to TensorFlow) before asking for the next.
+        it over (to TensorFlow) before asking for the next. Buffers never overlap,
+        even when two requests name the same key.
 
         Args:
             requests: what to read.
@@ -465,9 +569,10 @@ class FastReader:
         Raises:
             CheckpointCorruptError: with ``crc=True``, a checksum is wrong.
         """
+        entries = self.reader.entries
 
         def order(r: ReadRequest) -> tuple[int, int, int]:
-            e = self.reader.entries[r.key]
+            e = entries[r.key]
             first = (r.slices[0].start or 0) if r.slices else 0
             return (e.shard_id, e.offset, first)
 
@@ -483,7 +588,7 @@ class FastReader:
                 done = pending.popleft()
                 inflight -= done.nbytes
                 yield from self._finish(done)
-            unit.futures = [self.pool.submit(_run_copies, jobs) for jobs in unit.tasks]
+            unit.futures = [self.pool.submit(_run_task, task) for task in unit.tasks]
             pending.append(unit)
             inflight += unit.nbytes
             self.peak_inflight_bytes = max(self.peak_inflight_bytes, inflight)
@@ -503,15 +608,19 @@ class FastReader:
 
     def _finish(self, unit: _Unit) -> Iterator[tuple[ReadRequest, np.ndarray]]:
         results = [f.result() for f in unit.futures]
-        for key, expected, spots in unit.checks:
+        for item in unit.items:
+            if not item.pieces or not results[item.pieces[0][0]]:
+                continue  # no checksums were asked for (or the tensor is empty)
             crc = 0
-            for t, i, length in spots:
+            for t, i, length in item.pieces:
                 crc = crc32c_combine(crc, results[t][i], length)
-            if crc != expected:
+            if crc != item.expected:
+                key = item.request.key
                 raise self._mismatch(key, self.reader.entries[key], crc)
         # Drop our references as we go, so a buffer lives only as long as its consumer
         # (TensorFlow, once adopted) keeps it.
         items = deque(unit.items)
-        unit.items, unit.tasks = [], []
+        unit.items, unit.tasks, unit.futures = [], [], []
         while items:
-            yield items.popleft()
+            item = items.popleft()
+            yield item.request, item.buffer

@@ -22,7 +22,10 @@ Guarantees and their memory cost (``staging``):
   the page cache; if a data file were rewritten *in place* between the passes
   (TensorFlow never does this: it writes new files and renames them; a file
   replaced or deleted meanwhile is harmless, it is held open) the assigned
-  values could differ from the verified ones.
+  values could differ from the verified ones. A restore that fits in that bound
+  anyway is staged whole, as with ``"all"``: one pass, and the stronger guarantee.
+  Data files are memory-mapped: as with ``numpy.memmap``, truncating one in place
+  while it is read makes the process fail (``SIGBUS``).
 - ``"all"``: every value is copied into its final buffer and verified *there*
   before the first assign, so what is assigned is exactly what was checked, even
   if the files change during the restore. Peak extra memory is the size of
@@ -31,12 +34,18 @@ Guarantees and their memory cost (``staging``):
 Checkpoints without a native reader (or entries it cannot stream) fall back to
 reading everything first (``checkpoint.read``), which is all or nothing with the
 values' size in memory.
+
+Every assignment is also checked against its variable (dtype, shape, eager) before
+the first one. What no check can foresee, TensorFlow failing inside an assign (a
+device out of memory), stops the restore there: the variables before it have their
+new values.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import math
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -113,31 +122,42 @@ class _Assigner:
             self._plain_types: tuple[type, ...] = (ResourceVariable, UninitializedVariable)
         except ImportError:  # pragma: no cover - layout of a future TensorFlow
             self._plain_types = ()
+        self._routes: dict[tuple[np.dtype, Any], bool] = {}
         self.adopted = 0
         self.copied = 0
 
-    def tensor(self, value: np.ndarray, dtype: Any) -> Any:
-        """A tensor of ``value``; sharing its buffer when it is aligned and DLPack-able."""
-        if value.dtype.hasobject:
-            self.copied += 1
-            return self.tf.constant(value, dtype=dtype)
-        name = value.dtype.name
+    def tensor(self, value: np.ndarray, dtype: Any, *, aligned: bool = False) -> Any:
+        """A tensor of ``value``, sharing its buffer when TensorFlow can adopt it.
+
+        Args:
+            value: the array.
+            dtype: the TensorFlow dtype the tensor must have.
+            aligned: the caller guarantees a C-contiguous, 64-byte aligned buffer
+                (the fast reader's); otherwise it is checked here.
+        """
+        route = self._routes.get((value.dtype, dtype))
+        if route is None:
+            name = value.dtype.name
+            route = self._routes[(value.dtype, dtype)] = (
+                not value.dtype.hasobject and name in self.dlpack_ok and name == dtype.name
+            )
         if (
-            name in self.dlpack_ok
-            and name == dtype.name
+            route
             and value.size
-            and value.flags.c_contiguous
-            and value.ctypes.data % ALIGNMENT == 0
+            and (aligned or (value.flags.c_contiguous and value.ctypes.data % ALIGNMENT == 0))
         ):
             try:
                 t = self._from_dlpack(value.__dlpack__())
             except Exception as e:  # noqa: BLE001 - any refusal means "copy instead"
-                logger.debug("DLPack refused %s (%s); copying values of that dtype", name, e)
-                self.dlpack_ok.discard(name)
+                logger.debug("DLPack refused %s (%s); copying values of that dtype", dtype, e)
+                self.dlpack_ok.discard(value.dtype.name)
+                self._routes.clear()
             else:
                 self.adopted += 1
                 return t
         self.copied += 1
+        if value.dtype.hasobject:
+            return self.tf.constant(value, dtype=dtype)
         return self.tf.convert_to_tensor(value, dtype=dtype)
 
     def assign(self, variable: Any, tensor: Any) -> None:
@@ -196,6 +216,7 @@ def _jobs(
 
 def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
     """Checks every assignment before the first one, so none can fail half way."""
+    names: dict[Any, str | None] = {}
     for job in jobs:
         info = checkpoint.variables[job.key]
         shape = info.shape
@@ -209,9 +230,19 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
                     f" {fmt_shape(shape)}; nothing was assigned"
                 )
             shape = tuple(s.stop - s.start for s in job.slices)
-        var_shape = _variable_shape(job.part.variable)
-        var_dtype = dtype_name(job.part.variable.dtype)
-        if not shapes_compatible(var_shape, shape) or var_dtype != info.dtype:
+        variable = job.part.variable
+        if getattr(variable, "_in_graph_mode", False):
+            raise RuntimeError(
+                f"variable {job.target} belongs to a tf.Graph, but apply_plan assigns"
+                f" eagerly; nothing was assigned. Use the tf1compat_init.v1 front end for"
+                f" graph-mode variables"
+            )
+        var_shape = _variable_shape(variable)
+        dtype = variable.dtype
+        var_dtype = names.get(dtype)
+        if var_dtype is None:
+            var_dtype = names[dtype] = dtype_name(dtype)
+        if var_dtype != info.dtype or not shapes_compatible(var_shape, shape):
             raise ValueError(
                 f"variable {job.target} is {var_dtype}{fmt_shape(var_shape)} but checkpoint"
                 f" tensor {job.key} gives it {info.dtype}{fmt_shape(shape)}; nothing was"
@@ -221,8 +252,9 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
 
 def _variable_shape(variable: Any) -> tuple | None:
     shape = variable.shape
-    if getattr(shape, "rank", 0) is None:
-        return None
+    as_list = getattr(shape, "as_list", None)  # tf.TensorShape; Keras 3 gives a tuple
+    if as_list is not None:
+        return None if shape.rank is None else tuple(as_list())
     return tuple(None if d is None else int(d) for d in shape)
 
 
@@ -262,7 +294,8 @@ def apply_plan(
         CheckpointNotFoundError: a data file is gone; nothing was assigned.
         ValueError: a variable no longer fits its planned value; nothing was assigned.
         RuntimeError: called in graph mode (inside ``tf.function`` or a
-            ``tf.compat.v1`` graph): this assigns eagerly.
+            ``tf.compat.v1`` graph), or a target is a graph variable: this assigns
+            eagerly; nothing was assigned.
 
     Example:
         >>> targets = collect_targets(model.variables)  # doctest: +SKIP
@@ -334,6 +367,20 @@ def _apply_in_memory(checkpoint: Any, jobs: list[_Job], assigner: _Assigner) -> 
     return nbytes
 
 
+def _fits_in_window(bundle: Any, jobs: list[_Job], fast: set[str], window_bytes: int) -> bool:
+    """Whether staging everything stays within the stream's bound (window + largest)."""
+    sizes = {k: bundle.entries[k].size for k in fast}
+    if not sizes:
+        return True
+    parts = sum(
+        math.prod(j.part.shape)
+        * (bundle.entries[j.key].size // max(1, math.prod(bundle.entries[j.key].shape)))
+        for j in jobs
+        if j.slices is not None and j.key in fast
+    )
+    return sum(sizes.values()) + parts <= window_bytes + max(sizes.values())
+
+
 def _apply_fast(
     checkpoint: Any,
     bundle: Any,
@@ -354,6 +401,8 @@ def _apply_fast(
         slow_jobs = [j for j in jobs if j.key not in fast]
         # Step 1: everything that could fail is checked before any assign.
         slow_values = checkpoint.read(list(dict.fromkeys(j.key for j in slow_jobs)))
+        if staging == "stream" and _fits_in_window(bundle, jobs, fast, window_bytes):
+            staging = "all"  # same memory bound, one pass, values verified in place
         if staging == "stream":
             reader.verify(fast_keys)
             requests = [
@@ -362,8 +411,10 @@ def _apply_fast(
             for request, buffer in reader.stream(requests):
                 job = request.token
                 nbytes += buffer.nbytes
-                assigner.assign(job.part.variable, assigner.tensor(buffer, dtypes[job.key]))
+                tensor = assigner.tensor(buffer, dtypes[job.key], aligned=True)
                 del buffer
+                assigner.assign(job.part.variable, tensor)
+                del tensor
         else:
             staged = {
                 r.key: b for r, b in reader.stream([ReadRequest(k) for k in fast_keys], crc=True)
@@ -376,14 +427,14 @@ def _apply_fast(
                 whole = staged[job.key]
                 if job.slices is None:
                     if job.key not in tensors:
-                        tensors[job.key] = assigner.tensor(whole, dtypes[job.key])
+                        tensors[job.key] = assigner.tensor(whole, dtypes[job.key], aligned=True)
                         nbytes += whole.nbytes
                     pending.append((job, tensors[job.key]))
                 else:
                     part = aligned_empty(job.part.shape, whole.dtype)
                     np.copyto(part, whole[job.slices])
                     nbytes += part.nbytes
-                    pending.append((job, assigner.tensor(part, dtypes[job.key])))
+                    pending.append((job, assigner.tensor(part, dtypes[job.key], aligned=True)))
             staged.clear()
             for job, tensor in pending:
                 assigner.assign(job.part.variable, tensor)
