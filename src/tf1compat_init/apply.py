@@ -36,9 +36,12 @@ reading everything first (``checkpoint.read``), which is all or nothing with the
 values' size in memory.
 
 Every assignment is also checked against its variable (dtype, shape, eager) before
-the first one. What no check can foresee, TensorFlow failing inside an assign (a
-device out of memory), stops the restore there: the variables before it have their
-new values.
+the first one. What no check can foresee stops a restore where it happens, with the
+variables before it holding their new values: TensorFlow failing inside an assign
+(a device out of memory) and, with ``"stream"``, a failure in the load pass
+(running out of memory for a buffer). Keeping every old value to undo that would
+cost the checkpoint's size in memory; ``"all"`` spends it on staging instead, so its
+load pass cannot fail after an assign.
 """
 
 from __future__ import annotations
@@ -52,9 +55,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _fastread
 from ._fastread import (
     ALIGNMENT,
-    DEFAULT_WINDOW_BYTES,
     FastReader,
     ReadRequest,
     aligned_empty,
@@ -268,7 +271,7 @@ def apply_plan(
     *,
     staging: str = "stream",
     threads: int | None = None,
-    window_bytes: int = DEFAULT_WINDOW_BYTES,
+    window_bytes: int | None = None,
 ) -> RestoreReport:
     """Assigns every planned value to its target variable, all or nothing.
 
@@ -283,7 +286,8 @@ def apply_plan(
         staging: ``"stream"`` (bounded memory, the default) or ``"all"`` (every
             value staged and verified in its final buffer before any assign).
         threads: reader threads (default: the CPU count, 2 to 8).
-        window_bytes: bytes read ahead of the assigns, beyond the largest tensor.
+        window_bytes: bytes read ahead of the assigns, beyond the largest tensor
+            (default ``_fastread.DEFAULT_WINDOW_BYTES``, 64 MiB, read at call time).
 
     Returns:
         The plan's report, with ``applied=True``.
@@ -305,6 +309,8 @@ def apply_plan(
     """
     if staging not in _STAGING:
         raise ValueError(f"staging must be one of {_STAGING}, got {staging!r}")
+    if window_bytes is None:
+        window_bytes = _fastread.DEFAULT_WINDOW_BYTES
     start = time.perf_counter()
     checkpoint, renames = _source(plan.checkpoint)
     jobs = _jobs(plan, targets, renames)
