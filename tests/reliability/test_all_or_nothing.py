@@ -63,6 +63,9 @@ def _fail_on_call(monkeypatch, owner, name, n):
 def _small_pieces(monkeypatch):
     # One task per tensor or so, so that "the third call" is part way through.
     monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)
+    # A tiny window: this small checkpoint would otherwise fit in it and be staged
+    # whole (one pass, no separate verify), and the two-pass path would go untested.
+    monkeypatch.setattr(_fastread, "DEFAULT_WINDOW_BYTES", 1024)
 
 
 STREAM_IS_NOT_ALL_OR_NOTHING = (
