@@ -970,6 +970,10 @@ class BundleReader:
         self.entries = entries
 
     def _validate_entry(self, entry: BundleEntry, shown: str) -> None:
+        if entry.dtype.endswith("_ref") or entry.dtype == "unknown_dtype_0":
+            # Reference types and DT_INVALID are never stored; handing such an entry to
+            # TensorFlow's reader (the fallback for dtypes read natively) aborts the process.
+            raise _BadIndex(f"entry {shown}: dtype {entry.dtype} cannot be stored in a checkpoint")
         if any(d < 0 for d in entry.shape):
             raise _BadIndex(f"entry {shown}: invalid shape {entry.shape}")
         if _numel(entry.shape) >= 1 << 63:

@@ -209,6 +209,7 @@ class CheckpointInfo:
                 logger.info("native reader: %s; reading with TensorFlow instead", e)
                 fallback += native
         if fallback:
+            _check_tf_can_read(self.prefix, fallback, self.variables)
             out.update(_read_with_tf(self.prefix, fallback))
         return {k: out[k] for k in keys}
 
@@ -225,14 +226,52 @@ def _needs_tf(info: VariableInfo | None) -> bool:
     return False
 
 
+def _check_tf_can_read(prefix: str, keys: list[str], variables: dict[str, VariableInfo]) -> None:
+    """Refuses entries whose dtype the installed TensorFlow does not know.
+
+    TensorFlow's checkpoint reader aborts the whole process on such an entry
+    (``tensor.cc: Unexpected type``), so a damaged dtype must never reach it.
+    """
+    import tensorflow as tf
+
+    for key in keys:
+        info = variables.get(key)
+        if info is None:
+            continue
+        try:
+            known = tf.dtypes.as_dtype(info.dtype).name == info.dtype
+        except TypeError:
+            known = False
+        if not known:
+            raise CheckpointCorruptError(
+                f"tensor {key!r} of checkpoint {prefix} has dtype {info.dtype}, which neither "
+                f"this reader nor TensorFlow {tf.__version__} knows: the index is damaged, or "
+                f"was written by a newer TensorFlow (then read it with that version)"
+            )
+
+
 def _read_with_tf(prefix: str, keys: list[str]) -> dict[str, Any]:
     logger.info(
         "reading %d entries of %s with TensorFlow (not supported natively)", len(keys), prefix
     )
     import tensorflow as tf
 
-    reader = tf.train.load_checkpoint(prefix)
-    return {k: reader.get_tensor(k) for k in keys}
+    key = keys[0] if keys else ""
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        out = {}
+        for key in keys:
+            out[key] = reader.get_tensor(key)
+        return out
+    except (tf.errors.OpError, TypeError, ValueError) as e:
+        # TensorFlow's own errors (and TypeError for a dtype it does not know) say little
+        # and are not ours: name the tensor and the checkpoint.
+        text = str(getattr(e, "message", e)).strip().splitlines()
+        raise CheckpointCorruptError(
+            f"TensorFlow cannot read tensor {key!r} of checkpoint {prefix} (an entry the "
+            f"native reader leaves to it): {text[0] if text else type(e).__name__}. The "
+            f"index is damaged, or was written by a newer TensorFlow"
+        ) from e
 
 
 def open_checkpoint(path: Any) -> CheckpointInfo:

@@ -635,3 +635,48 @@ def check_case(case: Case, frontend: str, model: Model, src: dict, watched: Path
     assert same_values(model.snapshot(), before), "a variable changed"
     assert tree_digest(watched) == files, "a file was added or changed"
     return info.value
+
+
+def write_rich(prefix: str | Path) -> str:
+    """A small 2-shard ``Saver`` checkpoint with several dtypes, strings and stored slices.
+
+    Keys: ``a/kernel`` float32 [5, 3] and ``a/step`` int64 (shard 0), ``b/table``
+    float64 [6, 4] in 3 partitions (stored as slices over both shards), ``b/mask`` bool,
+    ``b/vocab`` string (shard 1), ``global_step``.
+    """
+    prefix = str(prefix)
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    g = tf.Graph()
+
+    def device_fn(op: Any) -> str:
+        return "/cpu:1" if op.name.startswith("b/") and "part_0" not in op.name else "/cpu:0"
+
+    with g.as_default(), g.device(device_fn):
+        v1.get_variable("a/kernel", initializer=tf.constant(layer_values()["dense/kernel"][:, :3]))
+        v1.get_variable(
+            "a/kernel_5x3", initializer=tf.constant(np.linspace(-1, 1, 15, dtype=np.float32))
+        )
+        v1.get_variable("a/step", initializer=tf.constant(np.int64(2**40 + 3)))
+        v1.get_variable(
+            "b/table",
+            initializer=tf.constant(np.arange(24, dtype=np.float64).reshape(6, 4) / 3),
+            partitioner=v1.fixed_size_partitioner(3),
+        )
+        v1.get_variable("b/mask", initializer=tf.constant([True, False, True]))
+        v1.get_variable("b/vocab", initializer=tf.constant([b"alpha", b"", "\u00fc".encode()]))
+        step = v1.train.get_or_create_global_step()
+        saver = v1.train.Saver(sharded=True)
+        config = v1.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=True)
+        with v1.Session(graph=g, config=config) as sess:
+            sess.run(v1.global_variables_initializer())
+            return saver.save(sess, prefix, global_step=step)
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Bit-for-bit equality; strings element by element."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.hasobject or b.dtype.hasobject:
+        return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
+    return a.dtype == b.dtype and a.tobytes() == b.tobytes()
