@@ -107,6 +107,7 @@ def machine() -> dict:
         "python": platform.python_version(),
         "tensorflow": tf.__version__,
         "numpy": np.__version__,
+        "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "note": "shared machine: other processes may run at the same time; timings are noisy",
     }
 

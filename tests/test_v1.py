@@ -147,6 +147,17 @@ def test_repartition_2_to_3(pre, use_resource, how):
             np.testing.assert_array_equal(sess.run(list(p)[1]), P[2:4])
 
 
+@pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "ref"])
+def test_variable_of_unknown_shape(pre, use_resource):
+    with tf.Graph().as_default():
+        init = V1.placeholder_with_default(tf.zeros([3]), shape=None)
+        w = V1.Variable(init, name="w", validate_shape=False, use_resource=use_resource)
+        assert w.shape.rank is None
+        report = tv1.init_from_checkpoint(pre, {"pretrained/w": "w"})
+        assert report.loaded == {"w": "pretrained/w"}
+        np.testing.assert_array_equal(_run_init(w), W)
+
+
 def test_values_are_not_embedded_as_constants(tmp_path):
     big = np.full((512, 512), 3.0, np.float32)  # 1 MiB
     prefix = save_checkpoint(str(tmp_path / "big.ckpt"), {"big": big})

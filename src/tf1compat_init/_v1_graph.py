@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 from tensorflow.python.ops import resource_variable_ops
@@ -135,6 +136,8 @@ def targets_of(variables: Iterable[Any]) -> dict[str, TargetVariable]:
 
 def _slice_spec(full_shape: tuple[int, ...], part: Part) -> str:
     """TF's shape-and-slice spec for ``part`` (``""`` when it is the whole tensor)."""
+    if getattr(part.variable, "_save_slice_info", None) is None:
+        return ""  # not a partition (its part shape may even be unknown)
     if tuple(part.shape) == tuple(full_shape) and not any(part.offset):
         return ""
     dims = " ".join(str(d) for d in full_shape)
@@ -165,20 +168,38 @@ def _clean_scope(graph: Any, name: str) -> Iterator[str]:
         yield scope
 
 
-def _assign(graph: Any, variable: Any, value: Any) -> Any:
-    """One assign op, without ``op_def_library``'s per-call overhead where possible."""
+_NO_SHAPE_CHECK = {"validate_shape": attr_value_pb2.AttrValue(b=False)}
+
+
+def _assign(graph: Any, variable: Any, value: Any, device: str, known: bool) -> Any:
+    """One assign op on ``device``, without ``op_def_library``'s per-call overhead."""
     fast = getattr(graph, "_create_op_internal", None)
     resource = resource_variable_ops.is_resource_variable(variable)
     if fast is None:  # a TF without the internal constructor: the public ops, slower
-        if resource:
-            return tf.raw_ops.AssignVariableOp(resource=variable.handle, value=value)
-        return tf.compat.v1.assign(variable, value, validate_shape=False).op
+        with graph.device(device):
+            if resource:
+                return tf.raw_ops.AssignVariableOp(resource=variable.handle, value=value)
+            return tf.compat.v1.assign(variable, value, validate_shape=False).op
     if resource:
-        return fast("AssignVariableOp", [variable.handle, value], [])
-    validate = variable.shape.is_fully_defined()
-    attrs = {"validate_shape": attr_value_pb2.AttrValue(b=validate)}
-    # A ref variable's ``_ref()`` is the ref-typed output of its VariableV2 op.
-    return fast("Assign", [variable._ref(), value], [value.dtype._as_ref], attrs=attrs)
+        op = fast("AssignVariableOp", [variable.handle, value], [], compute_device=False)
+    else:
+        # A ref variable's ``_ref()`` is the ref-typed output of its VariableV2 op. Assign
+        # checks shapes by default; a variable of unknown shape cannot be checked.
+        attrs = None if known else _NO_SHAPE_CHECK
+        op = fast(
+            "Assign",
+            [variable._ref(), value],
+            [value.dtype._as_ref],
+            attrs=attrs,
+            compute_device=False,
+        )
+    if device:  # the variable's own device, whatever device scope the caller is in
+        op._set_device(device)
+    return op
+
+
+def _strings(values: Iterable[str]) -> Any:
+    return tf.constant(np.array([v.encode() for v in values], dtype=object))
 
 
 def assign_ops(
@@ -194,16 +215,22 @@ def assign_ops(
     ckpt_vars = plan.checkpoint.variables
     host_cache: dict[str, str] = {}
     reads: dict[str, dict[tuple[str, str, Any], int]] = {}  # host -> read -> output index
-    wanted: list[tuple[Part, str, tuple[str, str, Any]]] = []
+    # device -> [(part, host, output index)]: assigns are made one device scope at a time.
+    by_device: dict[str, list[tuple[Part, str, int, bool]]] = {}
     for entry in plan.entries:
         full = tuple(ckpt_vars[entry.checkpoint_key].shape)
-        for part in targets[entry.target].parts:
-            read = (entry.checkpoint_key, _slice_spec(full, part), part.variable.dtype.base_dtype)
-            host = _host_device(part.variable.device, host_cache)
+        target = targets[entry.target]
+        # Fully known shape: the assign can check it, and the read gets it as static shape.
+        known = target.shape is not None and None not in target.shape
+        for part in target.parts:
+            variable = part.variable
+            device = variable.device  # a C call for graph variables: once per part
+            read = (entry.checkpoint_key, _slice_spec(full, part), variable.dtype.base_dtype)
+            host = _host_device(device, host_cache)
             slots = reads.setdefault(host, {})
-            slots.setdefault(read, len(slots))
-            wanted.append((part, host, read))
-    if not wanted:
+            index = slots.setdefault(read, len(slots))
+            by_device.setdefault(device, []).append((part, host, index, known))
+    if not by_device:
         return []
     out = []
     with _clean_scope(graph, name):
@@ -213,20 +240,20 @@ def assign_ops(
             with graph.device(host):
                 outputs[host] = tf.raw_ops.RestoreV2(
                     prefix=plan.checkpoint.prefix,
-                    tensor_names=list(keys),
-                    shape_and_slices=list(specs),
+                    # Arrays, not lists: the op wrapper would check every element.
+                    tensor_names=_strings(keys),
+                    shape_and_slices=_strings(specs),
                     dtypes=list(dtypes),
                 )
-        gate = [t.op for ts in outputs.values() for t in ts[:1]] if len(outputs) > 1 else None
+        gate = [ts[0].op for ts in outputs.values()] if len(outputs) > 1 else None
         with graph.control_dependencies(gate):
-            by_device: dict[str, list[tuple[Part, str, tuple]]] = {}
-            for item in wanted:
-                by_device.setdefault(item[0].variable.device, []).append(item)
             for device, items in by_device.items():
-                with graph.device(device):
-                    for part, host, read in items:
-                        value = outputs[host][reads[host][read]]
-                        out.append((part, value, _assign(graph, part.variable, value)))
+                for part, host, index, known in items:
+                    value = outputs[host][index]
+                    if known:
+                        value.set_shape(part.shape)
+                    op = _assign(graph, part.variable, value, device, known)
+                    out.append((part, value, op))
     return out
 
 
@@ -245,7 +272,6 @@ def override_initializers(
     built = assign_ops(plan, targets, graph, name="checkpoint_initializer")
     for part, value, op in built:
         variable = part.variable
-        value.set_shape(part.shape)
         # What TF does too: initializer and initial value both come from the checkpoint
         # (``initialized_value()`` and slot/EMA initial values read ``_initial_value``).
         variable._initializer_op = op
