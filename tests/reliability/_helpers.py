@@ -12,7 +12,6 @@ Importing this module imports TensorFlow.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._helpers_light import same_bits, tree_digest  # noqa: F401 (re-exported)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -137,16 +138,6 @@ def entry(prefix: str, key: str) -> Any:
     from tf1compat_init._bundle import BundleReader
 
     return BundleReader(prefix).entries[key]
-
-
-def tree_digest(root: str | Path) -> dict[str, str]:
-    """sha256 of every file under ``root`` (relative path -> digest)."""
-    out = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            p = os.path.join(d, name)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    return out
 
 
 # -- front ends ------------------------------------------------------------------------------
@@ -670,13 +661,3 @@ def write_rich(prefix: str | Path) -> str:
         with v1.Session(graph=g, config=config) as sess:
             sess.run(v1.global_variables_initializer())
             return saver.save(sess, prefix, global_step=step)
-
-
-def same_bits(a: Any, b: Any) -> bool:
-    """Bit-for-bit equality; strings element by element."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.hasobject or b.dtype.hasobject:
-        return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
-    return a.dtype == b.dtype and a.tobytes() == b.tobytes()
