@@ -22,8 +22,11 @@ Methods (each skipped, with the reason, when it cannot run here):
 - ``ours_v1`` / ``ours_checkpoint`` / ``ours_keras``: the front ends
   (``v1.init_from_checkpoint``, ``checkpoint.restore``, ``keras.load_checkpoint``).
 
-Also measured, in one extra untimed run per method: the peak of extra anonymous memory
-(resident memory not backed by files, sampled every half millisecond).
+Also measured, in extra untimed runs: the peak of extra anonymous memory per method
+(resident memory not backed by files, sampled every half millisecond by a separate
+process; TensorFlow's allocator keeps freed memory for reuse, so this depends on what
+ran before), and for ``ours*`` the restore's own peak read-ahead (bytes read but not
+yet assigned, from ``apply_plan``'s log line: exact).
 
 Usage:
     python benchmarks/restore_speed.py --sizes 512M,small2000
@@ -43,6 +46,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
 import os
 import platform
 import re
@@ -51,7 +55,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -194,10 +197,10 @@ def make_case(spec: Spec, prefix: str, device: str) -> Case:
 
 
 def zero(variables: dict[str, Any]) -> None:
-    import tensorflow as tf
-
+    # From numpy, so each variable gets a buffer of its own (TensorFlow caches the
+    # result of tf.zeros, which would make variables share one).
     for v in variables.values():
-        v.assign(tf.zeros(v.shape, v.dtype))
+        v.assign(np.zeros(tuple(v.shape), v.dtype.as_numpy_dtype))
 
 
 def check_values(case: Case, values: dict[str, np.ndarray]) -> list[str]:
@@ -413,6 +416,22 @@ class RestoreV2Parallel(RestoreV2):
     threads = max(2, os.cpu_count() or 1)
 
 
+class _ApplyLog(logging.Handler):
+    """Keeps apply_plan's summary line: its peak read-ahead is the restore's own
+    high-water mark of bytes read but not yet assigned (exact, unlike process memory)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.read_ahead: int | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "peak read-ahead" in str(record.msg) and isinstance(record.args, tuple):
+            self.read_ahead = int(record.args[3] * 2**20)
+
+
+APPLY_LOG = _ApplyLog()
+
+
 class Ours(Method):
     name, label = "ours", "tf1compat_init apply_plan (open + plan + apply)"
     staging = "stream"
@@ -552,29 +571,46 @@ def _anon_bytes() -> int:
     return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
 
 
+# Samples another process's anonymous resident memory every half millisecond until a
+# line arrives on stdin, then prints the peak. A separate process, because TensorFlow
+# holds the GIL through a whole restore op, so a sampling thread would see nothing.
+_SAMPLER = """
+import os, select, sys
+path, page, peak = f"/proc/{sys.argv[1]}/statm", os.sysconf("SC_PAGE_SIZE"), 0
+print("ready", flush=True)
+while True:
+    with open(path) as f:
+        fields = f.read().split()
+    peak = max(peak, (int(fields[1]) - int(fields[2])) * page)
+    if select.select([sys.stdin], [], [], 0.0005)[0]:
+        break
+print(peak, flush=True)
+"""
+
+
 def peak_extra_memory(fn: Callable[[], None]) -> int | None:
-    """The peak of extra anonymous memory while ``fn`` runs, sampled every 0.5 ms."""
+    """The peak of extra anonymous memory while ``fn`` runs (sampled from outside)."""
     if not os.path.exists("/proc/self/statm"):
         return None
     gc.collect()
-    base = _anon_bytes()
-    peak = base
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _anon_bytes())
-            time.sleep(0.0005)
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    sampler = subprocess.Popen(
+        [sys.executable, "-c", _SAMPLER, str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert sampler.stdout is not None and sampler.stdin is not None
+        sampler.stdout.readline()  # "ready"
+        base = _anon_bytes()
         fn()
+        after = _anon_bytes()
+        sampler.stdin.write("stop\n")
+        sampler.stdin.flush()
+        peak = int(sampler.stdout.readline())
     finally:
-        done.set()
-        t.join()
-    return max(0, max(peak, _anon_bytes()) - base)
+        sampler.wait(timeout=30)
+    return max(0, max(peak, after) - base)
 
 
 def h2d_bandwidth(device: str, repeats: int) -> float | None:
@@ -671,6 +707,11 @@ def bench_size(
             r["median_cpu_s"] = statistics.median(r["cpu_s"])
             r["gbps"] = m.nbytes(case) / med / 1e9
             r["bytes"] = m.nbytes(case)
+            if m.name.startswith("ours"):
+                APPLY_LOG.read_ahead = None
+                m.reset(case)
+                m.run(case)
+                r["read_ahead_peak_bytes"] = APPLY_LOG.read_ahead
             if memory and m.verifies:
                 m.reset(case)
                 r["peak_extra_bytes"] = peak_extra_memory(lambda m=m, c=case: m.run(c))
@@ -856,6 +897,9 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes = "4M,small40" if args.sizes == p.get_default("sizes") else args.sizes
         args.repeats, args.warmup = 1, 0
     specs = [parse_size(t) for t in args.sizes.split(",") if t.strip()]
+    apply_logger = logging.getLogger("tf1compat_init.apply")
+    apply_logger.setLevel(logging.INFO)
+    apply_logger.addHandler(APPLY_LOG)
     by_name = {cls.name: cls for cls in METHODS}
     wanted = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in wanted if m not in by_name]

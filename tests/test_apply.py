@@ -34,6 +34,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 # with the default window they fit, and are staged whole ("stream_auto").
 MODES = {
     "stream": {"staging": "stream", "window_bytes": 1024},
+    # Every tensor above 16 bytes is "big": its buffer comes from TensorFlow's allocator.
+    "stream_tf_buffers": {"staging": "stream", "window_bytes": 16},
     "stream_auto": {"staging": "stream"},
     "all": {"staging": "all"},
 }
@@ -551,9 +553,9 @@ def test_stream_keeps_memory_bounded(tmp_path):
     with FastReader(info.bundle, threads=2, window_bytes=tensor) as reader:
         reader.verify(values)
         seen = {}
-        for request, buffer in reader.stream([ReadRequest(k) for k in values]):
+        for request, buffer, owner in reader.stream([ReadRequest(k) for k in values]):
             seen[request.key] = buffer.copy()
-            assert buffer.ctypes.data % 64 == 0
+            assert buffer.ctypes.data % 64 == 0 and owner is None
         assert reader.peak_inflight_bytes <= 2 * tensor  # largest + window, not 12 tensors
     assert set(seen) == set(values)
     for k, v in values.items():

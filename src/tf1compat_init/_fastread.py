@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,7 +41,9 @@ from .errors import CheckpointCorruptError, CheckpointNotFoundError, Unsupported
 
 __all__ = [
     "ALIGNMENT",
+    "Allocator",
     "FastReader",
+    "Loaded",
     "ReadRequest",
     "aligned_empty",
     "crc32c_combine",
@@ -183,6 +185,27 @@ class ReadRequest:
     token: Any = None
 
 
+class Loaded(NamedTuple):
+    """One filled buffer from :meth:`FastReader.stream`.
+
+    Attributes:
+        request: the request it answers.
+        buffer: the array holding the value (final shape and dtype).
+        owner: what the ``allocate`` callback returned with ``buffer``, or ``None``
+            when the buffer is the reader's own (64-byte aligned numpy memory).
+    """
+
+    request: ReadRequest
+    buffer: np.ndarray
+    owner: Any = None
+
+
+#: ``allocate(shape, dtype) -> (array, owner) or None``: a fresh, private, writable,
+#: C-contiguous, 64-byte aligned array (and whatever owns its memory), or None to let
+#: the reader allocate. Used for big buffers only.
+Allocator = Callable[[tuple[int, ...], np.dtype], "tuple[np.ndarray, Any] | None"]
+
+
 class _Source:
     """Where one request's bytes are, as the stream lays them out."""
 
@@ -226,11 +249,12 @@ def _crc_views(views: list[np.ndarray]) -> list[int]:
     return [crc32c(view) for view in views]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     request: ReadRequest
     buffer: np.ndarray
     expected: int = 0
+    owner: Any = None
     pieces: list[tuple[int, int, int]] = field(default_factory=list)  # (task, crc, length)
 
 
@@ -242,6 +266,27 @@ class _Unit:
     tasks: list[_Task] = field(default_factory=list)
     nbytes: int = 0
     futures: list[Future] = field(default_factory=list)
+
+
+def _allocated(
+    shape: tuple[int, ...], dtype: np.dtype, allocate: Allocator | None
+) -> tuple[np.ndarray, Any]:
+    """A buffer from ``allocate`` if it gives a usable one, else one of our own."""
+    if allocate is not None:
+        got = allocate(shape, dtype)
+        if got is not None:
+            array, owner = got
+            if (
+                isinstance(array, np.ndarray)
+                and array.shape == tuple(shape)
+                and array.dtype == dtype
+                and array.flags.c_contiguous
+                and array.flags.writeable
+                and (array.size == 0 or array.ctypes.data % ALIGNMENT == 0)
+            ):
+                return array, owner
+            logger.debug("allocator gave an unusable buffer for %s %s", dtype, shape)
+    return aligned_empty(shape, dtype), None
 
 
 def _pieces(nbytes: int, piece: int) -> list[tuple[int, int]]:
@@ -463,9 +508,9 @@ class FastReader:
             return _Source(req, entry, dtype, shape, nbytes, None, start)
         return _Source(req, entry, dtype, shape, nbytes, src, -1)
 
-    def _big_unit(self, s: _Source, crc: bool) -> _Unit:
-        buffer = aligned_empty(s.shape, s.dtype)
-        item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c))
+    def _big_unit(self, s: _Source, crc: bool, allocate: Allocator | None) -> _Unit:
+        buffer, owner = _allocated(s.shape, s.dtype, allocate)
+        item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c), owner=owner)
         unit = _Unit([item], [], s.nbytes)
         if s.nbytes == 0:
             return unit
@@ -515,19 +560,23 @@ class FastReader:
             src = self._bases[shard][src_start : src_start + (dst_end - dst_start)]
             task.copies.append((src, base[dst_start:dst_end]))
         unit = _Unit([], [task], end)
+        items = unit.items
         for s, off in zip(sources, offsets, strict=True):
-            view = base[off : off + s.nbytes]
-            buffer = view.view(s.dtype).reshape(s.shape)
+            buffer = np.ndarray(s.shape, s.dtype, buffer=base, offset=off)
             if s.src is not None:  # strided
                 task.copies.append((s.src, buffer))
-            item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c))
             if crc:
+                item = _Item(s.request, buffer, unmask_crc(s.entry.crc32c))
                 item.pieces.append((0, len(task.crcs), s.nbytes))
-                task.crcs.append(view)
-            unit.items.append(item)
+                task.crcs.append(base[off : off + s.nbytes])
+            else:
+                item = _Item(s.request, buffer)
+            items.append(item)
         return unit
 
-    def _units(self, requests: list[ReadRequest], crc: bool) -> Iterator[_Unit]:
+    def _units(
+        self, requests: list[ReadRequest], crc: bool, allocate: Allocator | None
+    ) -> Iterator[_Unit]:
         # Small requests are grouped into units of at most this many bytes: within the
         # window, so that the bound "largest request + window" holds.
         group_limit = max(1, min(PIECE_BYTES, self.window_bytes))
@@ -541,7 +590,7 @@ class FastReader:
                 if group:
                     yield self._group_unit(group, crc)
                     group, group_bytes = [], 0
-                yield self._big_unit(s, crc)
+                yield self._big_unit(s, crc, allocate)
                 continue
             padded = _align_up(s.nbytes)
             if group and group_bytes + padded > group_limit:
@@ -553,9 +602,13 @@ class FastReader:
             yield self._group_unit(group, crc)
 
     def stream(
-        self, requests: Iterable[ReadRequest], *, crc: bool = False
-    ) -> Iterator[tuple[ReadRequest, np.ndarray]]:
-        """Fills one aligned buffer per request; yields ``(request, buffer)`` in file order.
+        self,
+        requests: Iterable[ReadRequest],
+        *,
+        crc: bool = False,
+        allocate: Allocator | None = None,
+    ) -> Iterator[Loaded]:
+        """Fills one aligned buffer per request; yields :class:`Loaded` in file order.
 
         At most ``window_bytes`` plus the largest request are in flight (read but
         not yet consumed): a buffer is yielded, and the caller is expected to hand
@@ -565,6 +618,8 @@ class FastReader:
         Args:
             requests: what to read.
             crc: also checksum each buffer after copying (whole-tensor requests only).
+            allocate: where big buffers come from (see :data:`Allocator`); small
+                requests share grouped numpy allocations.
 
         Raises:
             CheckpointCorruptError: with ``crc=True``, a checksum is wrong.
@@ -583,7 +638,7 @@ class FastReader:
         limit = self.window_bytes + largest
         pending: deque[_Unit] = deque()
         inflight = 0
-        for unit in self._units(requests, crc):
+        for unit in self._units(requests, crc, allocate):
             while pending and inflight + unit.nbytes > limit:
                 done = pending.popleft()
                 inflight -= done.nbytes
@@ -606,7 +661,7 @@ class FastReader:
             n *= len(range(*s.indices(d)))
         return n * itemsize
 
-    def _finish(self, unit: _Unit) -> Iterator[tuple[ReadRequest, np.ndarray]]:
+    def _finish(self, unit: _Unit) -> Iterator[Loaded]:
         results = [f.result() for f in unit.futures]
         for item in unit.items:
             if not item.pieces or not results[item.pieces[0][0]]:
@@ -623,4 +678,4 @@ class FastReader:
         unit.items, unit.tasks, unit.futures = [], [], []
         while items:
             item = items.popleft()
-            yield item.request, item.buffer
+            yield Loaded(item.request, item.buffer, item.owner)

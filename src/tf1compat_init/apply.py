@@ -126,8 +126,28 @@ class _Assigner:
         except ImportError:  # pragma: no cover - layout of a future TensorFlow
             self._plain_types = ()
         self._routes: dict[tuple[np.dtype, Any], bool] = {}
+        self._empty = tf.raw_ops.Empty
+        self._tf_dtypes: dict[np.dtype, Any] = {}
+        self.tf_buffers = True
         self.adopted = 0
         self.copied = 0
+        self.peak_read_ahead = 0  # bytes read but not yet assigned, at most
+
+    def adopt(self, loaded: Any, dtype: Any) -> Any:
+        """The tensor of a buffer from the fast reader: its owner, or a DLPack import."""
+        if loaded.owner is not None:
+            self.adopted += 1
+            return loaded.owner
+        buffer = loaded.buffer
+        if self._routes.get((buffer.dtype, dtype)) and buffer.size:
+            try:  # the common case, inlined: an aligned buffer TensorFlow can adopt
+                t = self._from_dlpack(buffer.__dlpack__())
+            except Exception:  # noqa: BLE001 - tensor() below learns the refusal
+                pass
+            else:
+                self.adopted += 1
+                return t
+        return self.tensor(buffer, dtype, aligned=True)
 
     def tensor(self, value: np.ndarray, dtype: Any, *, aligned: bool = False) -> Any:
         """A tensor of ``value``, sharing its buffer when TensorFlow can adopt it.
@@ -162,6 +182,30 @@ class _Assigner:
         if value.dtype.hasobject:
             return self.tf.constant(value, dtype=dtype)
         return self.tf.convert_to_tensor(value, dtype=dtype)
+
+    def allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, Any] | None:
+        """A fresh tensor from TensorFlow's allocator, and a writable view of its memory.
+
+        TensorFlow keeps the memory of the values it frees (the variables' old
+        values) for its next allocations. Big buffers taken from it reuse that
+        memory: a restore then needs no more memory than its window, where numpy
+        buffers would add the checkpoint's size, and the memory is already mapped.
+        The tensor is private until it is assigned, so filling it is safe.
+        """
+        if not self.tf_buffers:
+            return None
+        try:
+            tf_dtype = self._tf_dtypes.get(dtype)
+            if tf_dtype is None:
+                tf_dtype = self._tf_dtypes[dtype] = self.tf.dtypes.as_dtype(dtype)
+            with self.tf.device("/CPU:0"):
+                tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
+            view = tensor._numpy()  # shares the tensor's memory (a copy is .numpy())
+        except Exception as e:  # noqa: BLE001 - any failure means "use numpy memory"
+            logger.debug("TensorFlow-allocated buffers unavailable (%s); using numpy", e)
+            self.tf_buffers = False
+            return None
+        return view, tensor
 
     def assign(self, variable: Any, tensor: Any) -> None:
         # A plain eager resource variable takes the raw op (a fifth of the cost of
@@ -342,10 +386,12 @@ def apply_plan(
                 gc.enable()
         took = time.perf_counter() - start
         logger.info(
-            "assigned %d variables (%.1f MiB, %d adopted without a copy) in %.3f s",
+            "assigned %d variables (%.1f MiB, %d adopted without a copy, peak read-ahead"
+            " %.1f MiB) in %.3f s",
             len(jobs),
             nbytes / 2**20,
             assigner.adopted,
+            assigner.peak_read_ahead / 2**20,
             took,
         )
     plan.report.applied = True
@@ -401,7 +447,8 @@ def _apply_fast(
         k: _tf_dtype(tf, checkpoint.variables[k].dtype) for k in dict.fromkeys(j.key for j in jobs)
     }
     nbytes = 0
-    with FastReader(bundle, threads=threads, window_bytes=window_bytes) as reader:
+    reader = FastReader(bundle, threads=threads, window_bytes=window_bytes)
+    with reader:
         fast_keys = [k for k in dtypes if reader.dtype_of(k) is not None]
         fast = set(fast_keys)
         slow_jobs = [j for j in jobs if j.key not in fast]
@@ -414,34 +461,44 @@ def _apply_fast(
             requests = [
                 ReadRequest(j.key, j.slices, j) for j in jobs if j.key in fast
             ]  # one buffer per variable: never two imports of the same memory
-            for request, buffer in reader.stream(requests):
-                job = request.token
-                nbytes += buffer.nbytes
-                tensor = assigner.tensor(buffer, dtypes[job.key], aligned=True)
-                del buffer
-                assigner.assign(job.part.variable, tensor)
+            adopt, assign = assigner.adopt, assigner.assign  # per-variable loop: keep it lean
+            for loaded in reader.stream(requests, allocate=assigner.allocate):
+                job = loaded.request.token
+                nbytes += loaded.buffer.nbytes
+                tensor = adopt(loaded, dtypes[job.key])
+                del loaded
+                assign(job.part.variable, tensor)
                 del tensor
+            assigner.peak_read_ahead = reader.peak_inflight_bytes
         else:
             staged = {
-                r.key: b for r, b in reader.stream([ReadRequest(k) for k in fast_keys], crc=True)
+                loaded.request.key: loaded
+                for loaded in reader.stream(
+                    [ReadRequest(k) for k in fast_keys], crc=True, allocate=assigner.allocate
+                )
             }
+            held = sum(loaded.buffer.nbytes for loaded in staged.values())
             tensors = {}  # key -> the tensor that adopted its whole buffer, shared by targets
             pending = []
             for job in jobs:
                 if job.key not in fast:
                     continue
-                whole = staged[job.key]
+                loaded = staged[job.key]
+                whole = loaded.buffer
                 if job.slices is None:
                     if job.key not in tensors:
-                        tensors[job.key] = assigner.tensor(whole, dtypes[job.key], aligned=True)
+                        tensors[job.key] = assigner.adopt(loaded, dtypes[job.key])
                         nbytes += whole.nbytes
                     pending.append((job, tensors[job.key]))
                 else:
                     part = aligned_empty(job.part.shape, whole.dtype)
                     np.copyto(part, whole[job.slices])
                     nbytes += part.nbytes
+                    held += part.nbytes
                     pending.append((job, assigner.tensor(part, dtypes[job.key], aligned=True)))
             staged.clear()
+            loaded = whole = None  # our last references to staged buffers
+            assigner.peak_read_ahead = held
             for job, tensor in pending:
                 assigner.assign(job.part.variable, tensor)
     # Step 2b: values read in memory in step 1.
