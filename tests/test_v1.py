@@ -19,6 +19,7 @@ from _v1_helpers import Recorder, read_checkpoint, rewrite_latest, save_checkpoi
 
 from tf1compat_init import (  # noqa: E402
     AssignmentMapError,
+    CheckpointCorruptError,
     CheckpointMismatchError,
     CheckpointNotFoundError,
 )
@@ -193,6 +194,27 @@ def test_failing_read_assigns_nothing(tmp_path):
             # One restore op feeds every assign: "a" was readable but is not assigned either.
             np.testing.assert_array_equal(sess.run(a), np.full(64, -1.0))
             np.testing.assert_array_equal(sess.run(z), np.full(64, -1.0))
+
+
+def test_verify_true_finds_corrupt_data_at_call_time(tmp_path):
+    prefix = save_checkpoint(
+        str(tmp_path / "m.ckpt"),
+        {"a": np.full(64, 1.0, np.float32), "z": np.full(64, 2.0, np.float32)},
+    )
+    data = Path(prefix + ".data-00000-of-00001")
+    raw = bytearray(data.read_bytes())
+    raw[bytes(raw).index(np.full(64, 2.0, np.float32).tobytes()) + 8] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    with tf.Graph().as_default() as g:
+        V1.get_variable("a", [64])
+        V1.get_variable("z", [64])
+        n_ops = len(g.get_operations())
+        with pytest.raises(CheckpointCorruptError, match="'z'"):
+            tv1.init_from_checkpoint(prefix, {"/": "/"}, verify=True)
+        assert len(g.get_operations()) == n_ops
+        with pytest.raises(TypeError, match="verify"):
+            tv1.init_from_checkpoint(prefix, {"/": "/"}, verify="yes")
+        tv1.init_from_checkpoint(prefix, {"/": "/"})  # by default only the index is read
 
 
 def test_errors_change_nothing(pre):

@@ -84,8 +84,8 @@ def name_of(obj: Any) -> str:
     return target_name(parts[0])
 
 
-def map_objects(assignment_map: Any) -> list[Any]:
-    """Every variable object named as a target in ``assignment_map``, partitions expanded."""
+def map_objects(assignment_map: Any) -> list[list[Any]]:
+    """The variables of each target given as an object in ``assignment_map``, one list each."""
     if isinstance(assignment_map, AssignmentMap):
         return map_objects(assignment_map.rules)
     if isinstance(assignment_map, Mapping):
@@ -94,13 +94,26 @@ def map_objects(assignment_map: Any) -> list[Any]:
         values = [p[1] for p in assignment_map if isinstance(p, list | tuple) and len(p) == 2]
     else:
         return []
-    out: list[Any] = []
+    out: list[list[Any]] = []
     for value in values:
         if not isinstance(value, str):
             try:
-                out += parts_of(value)
+                out.append(parts_of(value))
             except TypeError:
                 pass  # AssignmentMap reports it with the rule's text
+    return out
+
+
+def object_targets(groups: Iterable[list[Any]]) -> dict[str, TargetVariable]:
+    """Targets made of exactly the objects a map names.
+
+    ``{"emb": [part_0, part_2]}`` is the target ``emb`` with those two parts only, which
+    do not tile it: :class:`~tf1compat_init.errors.TargetError`, rather than restoring
+    the unnamed ``part_1`` too (or only a slice of the tensor).
+    """
+    out: dict[str, TargetVariable] = {}
+    for parts in groups:
+        out.update(collect_targets(parts))
     return out
 
 

@@ -23,7 +23,12 @@ resolve against ``var_list=`` and the variable objects in the map.
 
 Policy keywords (``**policy``), as in :func:`~tf1compat_init.plan_restore`:
 ``on_missing``, ``on_mismatch``, ``optional``, ``on_conflict``, plus ``exclude``
-(regexes, see :class:`~tf1compat_init.AssignmentMap`).
+(regexes, see :class:`~tf1compat_init.AssignmentMap`) and, in graph mode, ``verify``:
+``True`` reads every planned tensor at call time and checks its CRC32C, so a corrupt
+checkpoint raises :class:`~tf1compat_init.CheckpointCorruptError` naming the tensor
+before the graph changes. By default graph mode reads only the index (TensorFlow's
+``RestoreV2`` checks the checksums when the initializers run, and then assigns
+nothing if one fails); eager mode always verifies before the first assign.
 """
 
 from __future__ import annotations
@@ -70,11 +75,16 @@ _CHOICES = {
 
 def _check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Splits ``**policy`` into ``exclude`` and plan keywords, checking names and values."""
-    unknown = sorted(set(policy) - {"exclude", *_PLAN_KEYS})
+    unknown = sorted(set(policy) - {"exclude", "verify", *_PLAN_KEYS})
     if unknown:
         raise TypeError(
             f"unexpected keyword argument(s) {', '.join(unknown)}; the policy keywords are "
-            f"exclude, {', '.join(_PLAN_KEYS)}"
+            f"exclude, verify, {', '.join(_PLAN_KEYS)}"
+        )
+    if not isinstance(policy.get("verify", False), bool):
+        raise TypeError(
+            f"Invalid value for argument verify. Received: verify={policy['verify']!r}. "
+            f"Expected True or False."
         )
     for key, choices in _CHOICES.items():
         if key in policy and policy[key] not in choices:
@@ -142,10 +152,30 @@ def _plan_in_graph(
     exclude, plan_kwargs = _check_policy(policy)
     checkpoint = open_checkpoint(ckpt)
     amap = _make_map(assignment_map, exclude)
-    variables = _graph.graph_variables(graph, var_list, _graph.map_objects(assignment_map))
-    targets = collect_targets(variables)
+    groups = _graph.map_objects(assignment_map)
+    variables = _graph.graph_variables(graph, var_list, [v for g in groups for v in g])
+    targets = collect_targets(variables) | _graph.object_targets(groups)
     plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+    if policy.get("verify", False):
+        _verify(plan)
     return plan, targets
+
+
+def _verify(plan: RestorePlan) -> None:
+    """Checks every planned tensor's size and CRC32C now (graph mode reads them later).
+
+    Raises:
+        CheckpointCorruptError: naming the tensor, before the graph changes.
+    """
+    from ._fastread import FastReader
+
+    keys = list(dict.fromkeys(e.checkpoint_key for e in plan.entries))
+    with FastReader(plan.checkpoint.bundle) as reader:
+        fast = [k for k in keys if reader.dtype_of(k) is not None]
+        reader.verify(fast)
+    slow = set(keys) - set(fast)
+    if slow:  # strings and other dtypes the fast reader leaves to the checked reader
+        plan.checkpoint.read(sorted(slow))
 
 
 def _eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]) -> Any:
@@ -153,7 +183,8 @@ def _eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str,
     checkpoint = open_checkpoint(ckpt)
     amap = _make_map(assignment_map, exclude)
     variables = [p for v in (var_list or ()) for p in _graph.parts_of(v)]
-    variables += _graph.map_objects(assignment_map)
+    groups = _graph.map_objects(assignment_map)
+    variables += [v for g in groups for v in g]
     if not variables:
         raise AssignmentMapError(
             "init_from_checkpoint in eager mode: there is no variable store to look names up "
@@ -162,7 +193,7 @@ def _eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str,
             "var_list=model.variables (names resolve against it), or map keys to variable "
             "objects: {'dense/kernel': layer.kernel}"
         )
-    targets = collect_targets(variables)
+    targets = collect_targets(variables) | _graph.object_targets(groups)
     try:
         plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
     except AssignmentMapError as e:
@@ -202,7 +233,8 @@ def init_from_checkpoint(
         var_list: the variables names resolve against; by default the graph's global
             variables (graph mode). Required in eager mode unless the map holds objects.
         **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`).
+            ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`), ``verify``
+            (graph mode: check every planned tensor's CRC32C now; see the module doc).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport`; ``applied`` is ``True`` in eager mode
@@ -255,7 +287,7 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         allow_missing: when nothing is at ``ckpt_dir_or_file`` (``None`` included), log a
             warning and train from the initial values instead of raising.
         **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``.
+            ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
 
     Attributes:
         report: the :class:`~tf1compat_init.RestoreReport` of the last ``begin()``, or
@@ -330,7 +362,7 @@ def scaffold_init_fn(
         allow_missing: return ``None`` (with a warning) when nothing is at
             ``ckpt_dir_or_file``; ``Scaffold(init_fn=None)`` then trains from scratch.
         **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``.
+            ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
 
     Returns:
         The ``init_fn`` (its ``.report`` is the plan's report), or ``None``.
@@ -399,7 +431,7 @@ def restore_saver(
         assignment_map: as in :func:`init_from_checkpoint`.
         var_list: the variables names resolve against (default: global variables).
         **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``.
+            ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
 
     Returns:
         A :class:`PlannedSaver` (a ``Saver``); ``saver.restore(sess)`` restores from the

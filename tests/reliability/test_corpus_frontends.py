@@ -229,21 +229,7 @@ def test_cli_inspect_of_a_corrupt_data_file_reads_only_the_index(broken):
 
 @pytest.mark.parametrize(
     "form",
-    [
-        "var_list",
-        pytest.param(
-            "map_list",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "v1: a map value listing only some partitions ({'emb': [part_0, part_2]}) "
-                    "names the whole variable (_v1_graph.name_of), so all three parts are "
-                    "restored, while TF restores only the listed ones; it should raise "
-                    "TargetError (the listed parts do not tile [6, 2]) or restore exactly them"
-                ),
-            ),
-        ),
-    ],
+    ["var_list", "map_list"],
 )
 def test_v1_graph_partial_partitions_are_refused(form, tmp_path):
     """Two of three ``part_N`` of a partitioned variable would restore part of a tensor."""
