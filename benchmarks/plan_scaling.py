@@ -22,6 +22,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -120,6 +121,8 @@ def check(case: Case, plan: Any) -> None:
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
     times, out = [], None
     for _ in range(repeats):
+        out = None
+        gc.collect()  # start each run from the same heap; collection stays on while timed
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)

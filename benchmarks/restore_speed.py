@@ -877,6 +877,70 @@ def draw_chart(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+TABLE_COLUMNS = [
+    ("raw_read", "raw read"),
+    ("saver_restore", "Saver.restore"),
+    ("saver_restore_graph", "Saver.restore (graph)"),
+    ("checkpoint_restore", "Checkpoint.restore"),
+    ("get_tensor_assign", "get_tensor + assign"),
+    ("restorev2_parallel", "RestoreV2 in threads"),
+    ("ours", "**ours**"),
+    ("ours_staged", "ours, staging='all'"),
+]
+
+
+def markdown_table(result: dict[str, Any]) -> str:
+    """The README's table: GB/s (median) per size and method, and ours' ratios."""
+    head = ["checkpoint"] + [label for _, label in TABLE_COLUMNS]
+    head += ["ours / Saver", "ours / Checkpoint.restore"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, size in result["sizes"].items():
+        methods = size["methods"]
+        desc = f"{name}: {size['tensors']} tensors, {size['bytes'] / MiB:.0f} MiB"
+        cells = [desc]
+        for key, _ in TABLE_COLUMNS:
+            r = methods.get(key, {})
+            ok = r.get("status") == "ok" and r.get("verified", True) and r.get("gbps")
+            cells.append(f"{r['gbps']:.2f}" if ok else "-")
+        for key in ("ours_vs_saver_restore", "ours_vs_checkpoint_restore"):
+            ratio = size["ratios"].get(key)
+            cells.append(f"{ratio:.2f}x" if ratio else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    m = result["machine"]
+    lines.append("")
+    lines.append(
+        f"GB/s, median of {result['repeats']} after {result.get('warmup', 0)} warm-up run(s),"
+        f" values checked; {m.get('cpu_count')} x {m.get('cpu_model')},"
+        f" {(m.get('ram_bytes') or 0) / 2**30:.0f} GiB, TF {m.get('tensorflow')},"
+        f" {result['device']}, load average {m.get('load_average_start')}."
+    )
+    return "\n".join(lines)
+
+
+def carry_over(result: dict[str, Any], path: Path, log: Callable[[str], None]) -> None:
+    """Keeps the sizes of an earlier result file that this run did not measure.
+
+    Each size's numbers come from one run (its ratios are never mixed across runs); a
+    kept size says when it was measured and by which run (``carried_over_from``).
+    """
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if old.get("device") != result["device"]:
+        return
+    for name, entry in old.get("sizes", {}).items():
+        if name not in result["sizes"]:
+            entry.setdefault("carried_over_from", old.get("created"))
+            result["sizes"][name] = entry
+            log(f"kept {name} from the earlier run of {entry['carried_over_from']}")
+    order = sorted(
+        result["sizes"],
+        key=lambda n: (result["sizes"][n].get("kind") == "small", result["sizes"][n]["bytes"]),
+    )
+    result["sizes"] = {n: result["sizes"][n] for n in order}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="512M,small2000", help="comma list: 64M,512M,2G,small2000")
@@ -888,10 +952,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
     p.add_argument("--workdir", default="", help="where checkpoints are written and reused")
     p.add_argument("--out", default="", help="JSON path")
+    p.add_argument("--table", default="", help="print the markdown table of a result JSON, exit")
     p.add_argument(
         "--chart", default="", help="PNG path ('' = next to the JSON, 'none' = no chart)"
     )
     args = p.parse_args(argv)
+    if args.table:
+        print(markdown_table(json.loads(Path(args.table).read_text())))
+        return 0
 
     if args.quick:
         args.sizes = "4M,small40" if args.sizes == p.get_default("sizes") else args.sizes
@@ -942,9 +1010,16 @@ def main(argv: list[str] | None = None) -> int:
         for spec in specs:
             log(f"{spec.name}: {len(spec.tensors)} tensors, {spec.nbytes / MiB:.0f} MiB")
             prefix = write_checkpoint(spec, workdir / spec.name)
-            result["sizes"][spec.name] = bench_size(
+            load_before = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+            measured = bench_size(
                 spec, prefix, device, args.repeats, args.warmup, selected, not args.no_memory, log
             )
+            measured["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            measured["load_average"] = {
+                "before": load_before,
+                "after": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            }
+            result["sizes"][spec.name] = measured
             for goal, g in result["sizes"][spec.name]["goals"].items():
                 if g["ratio"] is None:
                     log(f"  goal {goal}: n/a (a method was skipped or failed)")
@@ -955,8 +1030,11 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     if hasattr(os, "getloadavg"):
         result["machine"]["load_average_end"] = list(os.getloadavg())
+    if out.exists() and not args.fresh and not args.quick:
+        carry_over(result, out, log)
     out.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
     log(f"wrote {out}")
+    log(markdown_table(result))
     if chart is not None:
         try:
             draw_chart(result, chart)
