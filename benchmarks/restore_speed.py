@@ -956,6 +956,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--chart", default="", help="PNG path ('' = next to the JSON, 'none' = no chart)"
     )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="drop the sizes of an existing --out file instead of keeping those not re-run",
+    )
     args = p.parse_args(argv)
     if args.table:
         print(markdown_table(json.loads(Path(args.table).read_text())))

@@ -154,3 +154,55 @@ def test_plan_scaling_quick(tmp_path):
         assert parsed["status"] in ("ok", "skipped")
         if parsed["status"] == "ok":
             assert parsed["verified"] is True
+
+
+def _load_bench(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_restore_speed_keeps_sizes_it_did_not_rerun(tmp_path):
+    bench = _load_bench("restore_speed")
+    old = {
+        "created": "2026-01-01T00:00:00",
+        "device": "/CPU:0",
+        "sizes": {
+            "2G": {"kind": "large", "bytes": 2 << 30, "ratios": {}},
+            "512M": {"kind": "large", "bytes": 512 << 20, "ratios": {"stale": 1}},
+        },
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(old))
+    new = {
+        "device": "/CPU:0",
+        "sizes": {
+            "small2000": {"kind": "small", "bytes": 125 << 20, "ratios": {}},
+            "512M": {"kind": "large", "bytes": 512 << 20, "ratios": {"fresh": 1}},
+        },
+    }
+    bench.carry_over(new, path, lambda line: None)
+    assert list(new["sizes"]) == ["512M", "2G", "small2000"]  # large by size, then small
+    assert new["sizes"]["512M"]["ratios"] == {"fresh": 1}  # a re-run size is never mixed
+    assert new["sizes"]["2G"]["carried_over_from"] == "2026-01-01T00:00:00"
+    other_device = dict(new, device="/GPU:0", sizes={})
+    bench.carry_over(other_device, path, lambda line: None)
+    assert other_device["sizes"] == {}
+
+
+def test_restore_speed_size_specs():
+    bench = _load_bench("restore_speed")
+    big = bench.parse_size("512M")
+    assert big.kind == "large" and big.nbytes == 8 * (4096 * 4096 + 4096) * 4
+    assert big.largest == 4096 * 4096 * 4
+    small = bench.parse_size("small2000")
+    assert small.kind == "small" and len(small.tensors) == 2000
+    assert small.nbytes == 2000 * 64 * 1024
+    tiny = bench.parse_size("4M")
+    assert tiny.kind == "tiny" and tiny.largest <= 4 << 20
+    with pytest.raises(Exception, match="bad size"):
+        bench.parse_size("lots")
