@@ -566,6 +566,26 @@ def test_warm_start_matches_tensorflow(pre, case, use_resource):
         np.testing.assert_array_equal(ours[k], theirs[k], err_msg=k)
 
 
+def test_warm_start_from_object_based_checkpoint_matches_tensorflow(tmp_path):
+    # TF maps each variable name to its object-graph key (``.ATTRIBUTES/VARIABLE_VALUE``).
+    module = tf.Module()
+    module.w = tf.Variable(W, name="pretrained/w")
+    module.b = tf.Variable(B, name="pretrained/b")
+    prefix = tf.train.Checkpoint(model=module).write(str(tmp_path / "obj"))
+
+    def run(fn):
+        with tf.Graph().as_default():
+            w = V1.get_variable("pretrained/w", [3], initializer=V1.zeros_initializer())
+            b = V1.get_variable("pretrained/b", [2], initializer=V1.zeros_initializer())
+            fn(prefix, ".*")
+            return _run_init([w, b])
+
+    theirs, ours = run(V1.train.warm_start), run(tv1.warm_start)
+    for t, o in zip(theirs, ours, strict=True):
+        np.testing.assert_array_equal(o, t)
+    np.testing.assert_array_equal(ours[0], W)
+
+
 def test_warm_start_one_partition_is_refused_before_any_change(pre):
     # TF: ValueError: Shape of variable p/part_1:0 ((2, 2)) doesn't match ... ([6, 2])
     with tf.Graph().as_default():
