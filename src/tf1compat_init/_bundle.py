@@ -897,11 +897,13 @@ class BundleReader:
             not the internal keys of tensor slices.
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, *, index_path: str | None = None) -> None:
         """Parses ``prefix + ".index"``.
 
         Args:
             prefix: the checkpoint prefix, without ``.index``.
+            index_path: read the index from this file instead (a writer's temporary
+                output, kept under a name no loader takes for a checkpoint).
 
         Raises:
             CheckpointNotFoundError: the index file does not exist.
@@ -911,7 +913,7 @@ class BundleReader:
         """
         self.prefix = os.fspath(prefix)
         self._object_graph: ObjectGraph | None = None
-        self._index_path = self.prefix + ".index"
+        self._index_path = index_path if index_path is not None else self.prefix + ".index"
         try:
             table = _read_table(self._index_path)
             self._init_from_table(table)

@@ -262,16 +262,18 @@ class BundleWriter:
         prefix: the checkpoint prefix to write; ``prefix.index`` and
             ``prefix.data-00000-of-00001`` must not exist yet (they are created
             exclusively, so two writers never share files).
+        index_path: write the index to this file instead of ``prefix.index`` (a
+            temporary output that no loader may take for a checkpoint).
 
     Example:
         >>> with BundleWriter("/tmp/out/model.ckpt") as w:  # doctest: +SKIP
         ...     w.add("dense/kernel", kernel, "float32")
     """
 
-    def __init__(self, prefix: str | os.PathLike) -> None:
+    def __init__(self, prefix: str | os.PathLike, *, index_path: str | None = None) -> None:
         self.prefix = os.fspath(prefix)
         self.data_path = f"{self.prefix}.data-00000-of-00001"
-        self.index_path = f"{self.prefix}.index"
+        self.index_path = index_path if index_path is not None else f"{self.prefix}.index"
         if os.path.exists(self.index_path):
             raise FileExistsError(f"{self.index_path} already exists")
         self._file: Any = open(self.data_path, "xb")  # noqa: SIM115 - closed in finish/abort

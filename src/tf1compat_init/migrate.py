@@ -43,7 +43,13 @@ import numpy as np
 from .errors import AssignmentMapError, CheckpointCorruptError, Tf1CompatError
 from .mapping import ROOT, AssignmentMap, Rule, nearest
 from .plan import DEFAULT_OPTIONAL
-from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
+from .reader import (
+    INTERNAL_KEYS,
+    CheckpointInfo,
+    VariableInfo,
+    checkpoint_from_reader,
+    open_checkpoint,
+)
 
 __all__ = [
     "FORMATS",
@@ -457,8 +463,14 @@ def load_factory(spec: str) -> Callable[[], Any]:
 # -- destinations, locks, temporary directories ---------------------------------------------
 
 
-def _check_destination(dst: str, fmt: str, source: CheckpointInfo, force: bool) -> list[str]:
-    """Validates ``dst`` for ``fmt``; returns the existing files that ``force`` replaces."""
+def _check_destination(
+    dst: str, fmt: str, source: CheckpointInfo, force: bool, *, locked: bool = True
+) -> list[str]:
+    """Validates ``dst`` for ``fmt``; returns the existing files that ``force`` replaces.
+
+    Before the lock is taken (``locked=False``), data shards without an index are not
+    held against ``dst``: they may be an interrupted install that the lock holder removes.
+    """
     if os.path.isdir(dst):
         what = "a checkpoint prefix such as" if fmt in ("tf1", "tf2") else "a file path such as"
         example = {
@@ -477,10 +489,11 @@ def _check_destination(dst: str, fmt: str, source: CheckpointInfo, force: bool) 
                 f"destination {dst} names a checkpoint file; give the prefix "
                 f"{dst[: file_suffix.start()]}"
             )
-        existing = ([dst + ".index"] if os.path.exists(dst + ".index") else []) + sorted(
+        has_index = os.path.exists(dst + ".index")
+        existing = ([dst + ".index"] if has_index else []) + sorted(
             p
             for p in _glob_data(dst)
-            if os.path.exists(p)  # a dangling name is not an output
+            if os.path.exists(p) and (has_index or locked)  # a dangling name is not an output
         )
         same = os.path.realpath(dst) == os.path.realpath(source.prefix)
     else:
@@ -518,11 +531,16 @@ class MigrationLockedError(Tf1CompatError, FileExistsError):
 
 
 @contextlib.contextmanager
-def _locked(dst: str) -> Iterator[str]:
-    """Holds ``.<name>.tf1compat-lock`` next to ``dst``, created exclusively."""
+def _locked(dst: str) -> Iterator[bool]:
+    """Holds ``.<name>.tf1compat-lock`` next to ``dst``, created exclusively.
+
+    Yields whether the lock was taken over from a dead migrate, whose leftovers
+    (:func:`_remove_leftovers`) may then be removed.
+    """
     parent, base = os.path.split(os.path.abspath(dst))
     lock = os.path.join(parent, f".{base}.tf1compat-lock")
     me = f"{socket.gethostname()} {os.getpid()}\n"
+    took_over = False
     for attempt in range(2):
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -530,6 +548,7 @@ def _locked(dst: str) -> Iterator[str]:
             if attempt == 0 and _stale(lock):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(lock)
+                took_over = True
                 continue
             raise MigrationLockedError(
                 f"another migrate is writing {dst} (lock file {lock}); wait for it, or remove "
@@ -539,10 +558,31 @@ def _locked(dst: str) -> Iterator[str]:
             f.write(me)
         break
     try:
-        yield lock
+        yield took_over
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(lock)
+
+
+def _remove_leftovers(dst: str, fmt: str, dead_owner: bool) -> None:
+    """Removes what an interrupted migrate to ``dst`` left; call only under the lock.
+
+    Temporary directories of this destination are always dead once we hold its lock.
+    Data shards without an index are an install cut between its two renames, but only
+    when the lock was taken over from a dead migrate; otherwise they are not ours.
+    """
+    import glob
+
+    parent, base = os.path.split(os.path.abspath(dst))
+    for tmp in glob.glob(
+        os.path.join(glob.escape(parent), f".{glob.escape(base)}.tf1compat-tmp-*")
+    ):
+        logger.info("removing %s, left by an interrupted migrate", tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if dead_owner and fmt in ("tf1", "tf2") and not os.path.exists(dst + ".index"):
+        for path in _glob_data(dst):
+            logger.info("removing %s, left by an interrupted install", path)
+            os.remove(path)
 
 
 def _stale(lock: str) -> bool:
@@ -619,12 +659,17 @@ def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
                 raise ValueError(f"key {name!r}: {e}") from None
 
 
+#: The temporary output's index is named so that no loader or ``*.index`` glob takes an
+#: unverified (or killed) output for a checkpoint; :func:`_install` renames it last.
+_PENDING_INDEX = ".index-pending"
+
+
 def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) -> int:
     from ._bundle_writer import BundleWriter
 
     total = sum(view.nbytes(n) for n in view.variables)
     done = 0
-    with BundleWriter(prefix) as writer:
+    with BundleWriter(prefix, index_path=prefix + _PENDING_INDEX) as writer:
         for name, info in view.variables.items():
             writer.add(name, view.read_one(name), info.dtype)
             done += view.nbytes(name)
@@ -634,7 +679,9 @@ def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) 
 
 
 def _verify_tf1(view: RenamedCheckpoint, prefix: str) -> None:
-    out = open_checkpoint(prefix)
+    from ._bundle import BundleReader
+
+    out = checkpoint_from_reader(BundleReader(prefix, index_path=prefix + _PENDING_INDEX))
     if set(out.variables) != set(view.variables):
         raise CheckpointCorruptError(f"the written checkpoint {prefix} lists other keys")
     for name, info in view.variables.items():
@@ -871,7 +918,8 @@ def _install(tmp_out: str, dst: str, fmt: str, existing: list[str]) -> list[str]
             target = dst + path[len(tmp_out) :]
             os.replace(path, target)
             files.append(target)
-        os.replace(tmp_out + ".index", dst + ".index")
+        pending = tmp_out + (_PENDING_INDEX if fmt == "tf1" else ".index")
+        os.replace(pending, dst + ".index")
         return [dst + ".index", *files]
     os.replace(tmp_out, dst)
     return [dst]
@@ -943,11 +991,12 @@ def migrate(
     if format in ("tf1", "safetensors") and model is not None:
         raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
     view = rename_checkpoint(src, assignment_map, exclude=exclude, drop_optimizer=drop_optimizer)
-    existing = _check_destination(dst, format, view.base, force)
+    existing = _check_destination(dst, format, view.base, force, locked=False)
     _check_writable(view, format)
     parent = os.path.dirname(os.path.abspath(dst))
     os.makedirs(parent, exist_ok=True)
-    with _locked(dst):
+    with _locked(dst) as dead_owner:
+        _remove_leftovers(dst, format, dead_owner)
         existing = _check_destination(dst, format, view.base, force)  # re-check, locked
         tmp_dir = tempfile.mkdtemp(prefix=f".{os.path.basename(dst)}.tf1compat-tmp-", dir=parent)
         try:

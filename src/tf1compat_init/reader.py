@@ -297,7 +297,12 @@ def open_checkpoint(path: Any) -> CheckpointInfo:
     from ._bundle import BundleReader
 
     prefix = resolve_checkpoint_path(path)
-    reader = BundleReader(prefix)
+    return checkpoint_from_reader(BundleReader(prefix))
+
+
+def checkpoint_from_reader(reader: Any) -> CheckpointInfo:
+    """A :class:`CheckpointInfo` over an opened ``BundleReader``, its files checked."""
+    prefix = reader.prefix
     missing = reader.missing_files()
     if missing:
         raise CheckpointNotFoundError(
