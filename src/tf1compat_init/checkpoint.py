@@ -33,6 +33,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import TargetError
 from .mapping import AssignmentMap
 from .plan import DEFAULT_OPTIONAL, plan_restore
 from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
@@ -242,7 +243,7 @@ def target_variables(root: Any, *, readable: bool = True) -> dict[str, Any]:
         name -> :class:`~tf1compat_init.variables.TargetVariable`.
 
     Raises:
-        ValueError: two variables get the same name, or ``root`` has no variables.
+        TargetError: two variables get the same name, or ``root`` has no variables.
 
     Example:
         >>> sorted(target_variables(tf.train.Checkpoint(model=m)))  # doctest: +SKIP
@@ -252,14 +253,14 @@ def target_variables(root: Any, *, readable: bool = True) -> dict[str, Any]:
 
     pairs = named_variables(root, readable=readable)
     if not pairs:
-        raise ValueError(
+        raise TargetError(
             f"{type(root).__name__} has no variables to restore; build the model first "
             f"(call it on a batch, or give it an Input) so that its variables exist"
         )
     names = {id(v): name for name, v in pairs}
     dup = _first_duplicate(name for name, _ in pairs)
     if dup is not None:
-        raise ValueError(
+        raise TargetError(
             f"two variables of {type(root).__name__} are both named {dup!r}; give the layers "
             f"or modules distinct names so each can be restored"
         )
