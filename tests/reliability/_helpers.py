@@ -226,6 +226,19 @@ class V1GraphModel(Model):
         self.session.close()
 
 
+class V1GraphVerifyModel(V1GraphModel):
+    """The v1 graph front end with ``verify=True``: checksums checked at call time."""
+
+    def load(self, path: Any, amap: Any) -> Any:
+        from tf1compat_init import v1 as tci_v1
+
+        with self.graph.as_default():
+            report = tci_v1.init_from_checkpoint(path, amap, verify=True)
+            init = v1.global_variables_initializer()
+        self.session.run(init)
+        return report
+
+
 class V1EagerModel(EngineModel):
     """``tf1compat_init.v1.init_from_checkpoint`` in eager mode, ``var_list=`` the variables."""
 
@@ -299,6 +312,7 @@ def keras_snapshot(model: Any) -> dict[str, np.ndarray]:
 FRONTENDS = {
     "engine": EngineModel,
     "v1_graph": V1GraphModel,
+    "v1_graph_verify": V1GraphVerifyModel,
     "v1_eager": V1EagerModel,
     "keras": KerasModel,
     "checkpoint": CheckpointModel,
@@ -423,7 +437,14 @@ class Case:
     proves: str
     amap: Any = None
     spec: Spec = None  # type: ignore[assignment]
-    frontends: tuple[str, ...] = ("engine", "v1_graph", "v1_eager", "keras", "checkpoint")
+    frontends: tuple[str, ...] = (
+        "engine",
+        "v1_graph",
+        "v1_graph_verify",
+        "v1_eager",
+        "keras",
+        "checkpoint",
+    )
     per_frontend: dict = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -511,7 +532,7 @@ CASES = [
             "tf1compat_init.checkpoint.restore()",
         ),
         "TF1 names against a tf.train.Checkpoint say which format it is and what loads it",
-        frontends=("engine", "v1_graph", "v1_eager"),
+        frontends=("engine", "v1_graph", "v1_graph_verify", "v1_eager"),
     ),
     Case(
         "map_object_keys_on_name_based",
