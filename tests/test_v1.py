@@ -454,6 +454,25 @@ def test_scaffold_init_fn_allow_missing_and_finalized_graph(pre, tmp_path, caplo
             tv1.scaffold_init_fn(pre, {"pretrained/": "model/"})
 
 
+@pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "ref"])
+def test_scaffold_init_fn_repartitions(pre, use_resource):
+    with tf.Graph().as_default():
+        q = V1.get_variable(
+            "q",
+            [6, 2],
+            initializer=V1.zeros_initializer(),
+            partitioner=V1.fixed_size_partitioner(3),
+            use_resource=use_resource,
+        )
+        init_fn = tv1.scaffold_init_fn(pre, {"p": q})
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(q.as_tensor()), np.zeros((6, 2)))
+            init_fn(None, sess)
+            np.testing.assert_array_equal(sess.run(q.as_tensor()), P)
+            assert init_fn.report.applied
+
+
 # -- restore_saver / init_unrestored -----------------------------------------------------
 
 

@@ -1,0 +1,165 @@
+"""Shared steps of the ``tf.compat.v1`` front end: policy, paths, graph checks, planning.
+
+Used by :mod:`tf1compat_init.v1` and its private helpers; imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+from typing import Any
+
+import tensorflow as tf
+
+from . import _v1_graph as _graph
+from .apply import apply_plan
+from .errors import AssignmentMapError, CheckpointNotFoundError
+from .mapping import AssignmentMap
+from .plan import RestorePlan, plan_restore
+from .reader import open_checkpoint, resolve_checkpoint_path
+from .variables import TargetVariable, collect_targets, target_specs
+
+logger = logging.getLogger("tf1compat_init.v1")
+
+_PLAN_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict")
+_CHOICES = {
+    "on_missing": ("error", "warn", "ignore"),
+    "on_mismatch": ("error", "warn", "ignore"),
+    "on_conflict": ("error", "last"),
+}
+
+
+# -- shared steps ------------------------------------------------------------------------
+
+
+def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Splits ``**policy`` into ``exclude`` and plan keywords, checking names and values."""
+    unknown = sorted(set(policy) - {"exclude", "verify", *_PLAN_KEYS})
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument(s) {', '.join(unknown)}; the policy keywords are "
+            f"exclude, verify, {', '.join(_PLAN_KEYS)}"
+        )
+    if not isinstance(policy.get("verify", False), bool):
+        raise TypeError(
+            f"Invalid value for argument verify. Received: verify={policy['verify']!r}. "
+            f"Expected True or False."
+        )
+    for key, choices in _CHOICES.items():
+        if key in policy and policy[key] not in choices:
+            raise ValueError(
+                f"Invalid value for argument {key}. Received: {key}={policy[key]!r}. "
+                f"Expected one of {choices}."
+            )
+    plan_kwargs = {k: policy[k] for k in _PLAN_KEYS if k in policy}
+    return policy.get("exclude", ()), plan_kwargs
+
+
+def make_map(assignment_map: Any, exclude: Any) -> AssignmentMap:
+    return AssignmentMap(assignment_map, exclude=exclude, name_of=_graph.name_of)
+
+
+def checkpoint_absent(path: Any) -> bool:
+    """Nothing at all is there (first run), as opposed to a broken checkpoint."""
+    if path is None:
+        return True
+    path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
+    if os.path.isdir(path):
+        return not os.path.exists(os.path.join(path, "checkpoint")) and not glob.glob(
+            os.path.join(glob.escape(path), "*.index")
+        )
+    return not os.path.exists(path) and not os.path.exists(path + ".index")
+
+
+def pretrained_path(path: Any, allow_missing: bool, who: str) -> str | None:
+    """The checkpoint prefix, or ``None`` (logged) when it is absent and that is allowed."""
+    try:
+        return resolve_checkpoint_path(path)
+    except CheckpointNotFoundError:
+        if allow_missing and checkpoint_absent(path):
+            logger.warning(
+                "%s: no pretrained checkpoint at %s; variables keep their initial values "
+                "(allow_missing=True)",
+                who,
+                path,
+            )
+            return None
+        raise
+
+
+def graph_or_raise(api: str) -> Any:
+    if tf.executing_eagerly() or tf.compat.v1.executing_eagerly_outside_functions():
+        where = "eager mode" if tf.executing_eagerly() else "a tf.function"
+        raise RuntimeError(
+            f"{api} builds TF1 graph ops and cannot run in {where}; call it while building a "
+            f"tf.Graph (inside `with graph.as_default():`), or use "
+            f"tf1compat_init.v1.init_from_checkpoint(..., var_list=...) in eager mode"
+        )
+    graph = tf.compat.v1.get_default_graph()
+    if graph.finalized:
+        raise RuntimeError(
+            f"{api} must be called while the graph can still change, before "
+            f"MonitoredTrainingSession / Scaffold.finalize() finalizes it (for example in a "
+            f"hook's begin(), or before creating the session)"
+        )
+    return graph
+
+
+def plan_in_graph(
+    graph: Any, ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]
+) -> tuple[RestorePlan, dict[str, TargetVariable]]:
+    exclude, plan_kwargs = check_policy(policy)
+    checkpoint = open_checkpoint(ckpt)
+    amap = make_map(assignment_map, exclude)
+    groups = _graph.map_objects(assignment_map)
+    variables = _graph.graph_variables(graph, var_list, [v for g in groups for v in g])
+    targets = collect_targets(variables) | _graph.object_targets(groups)
+    plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+    if policy.get("verify", False):
+        verify_plan(plan)
+    return plan, targets
+
+
+def verify_plan(plan: RestorePlan) -> None:
+    """Checks every planned tensor's size and CRC32C now (graph mode reads them later).
+
+    Raises:
+        CheckpointCorruptError: naming the tensor, before the graph changes.
+    """
+    from ._fastread import FastReader
+
+    keys = list(dict.fromkeys(e.checkpoint_key for e in plan.entries))
+    with FastReader(plan.checkpoint.bundle) as reader:
+        fast = [k for k in keys if reader.dtype_of(k) is not None]
+        reader.verify(fast)
+    slow = set(keys) - set(fast)
+    if slow:  # strings and other dtypes the fast reader leaves to the checked reader
+        plan.checkpoint.read(sorted(slow))
+
+
+def eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]) -> Any:
+    exclude, plan_kwargs = check_policy(policy)
+    checkpoint = open_checkpoint(ckpt)
+    amap = make_map(assignment_map, exclude)
+    variables = [p for v in (var_list or ()) for p in _graph.parts_of(v)]
+    groups = _graph.map_objects(assignment_map)
+    variables += [v for g in groups for v in g]
+    if not variables:
+        raise AssignmentMapError(
+            "init_from_checkpoint in eager mode: there is no variable store to look names up "
+            "in, and neither var_list= nor the assignment map gives a variable object, so "
+            "nothing would be loaded (TensorFlow silently loads nothing here). Pass "
+            "var_list=model.variables (names resolve against it), or map keys to variable "
+            "objects: {'dense/kernel': layer.kernel}"
+        )
+    targets = collect_targets(variables) | _graph.object_targets(groups)
+    try:
+        plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+    except AssignmentMapError as e:
+        raise AssignmentMapError(
+            f"{e}\n(in eager mode, names resolve only against var_list= and the variable "
+            f"objects in the map: {', '.join(sorted(targets)[:5])}"
+            f"{', ...' if len(targets) > 5 else ''})"
+        ) from e
+    return apply_plan(plan, targets)
