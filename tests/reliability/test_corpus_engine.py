@@ -124,3 +124,12 @@ def test_partial_partitions_change_nothing_end_to_end(tmp_path):
         targets = collect_targets(parts)
         apply_plan(tci.plan_restore(prefix, target_specs(targets)), targets)
     assert all((p.numpy() == 9.0).all() for p in parts)
+
+
+def test_readme_lists_every_case():
+    """tests/reliability/README.md documents each case of the corpus table."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parent / "README.md").read_text()
+    missing = [c.id for c in h.CASES if f"| `{c.id}` |" not in readme]
+    assert missing == [], f"add these cases to tests/reliability/README.md: {missing}"
