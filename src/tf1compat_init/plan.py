@@ -80,18 +80,34 @@ def _shape_tuple(shape: Any) -> tuple | None:
     return tuple(None if d is None else int(d) for d in shape)
 
 
+_OUTPUT_INDEX = re.compile(r":\d+$")
+
+
 def _normalize_targets(targets: Mapping[str, Any] | Iterable[str]) -> dict[str, tuple]:
     out: dict[str, tuple] = {}
     items = targets.items() if isinstance(targets, Mapping) else ((t, None) for t in targets)
+    dtypes: dict[Any, str | None] = {}  # models repeat a handful of dtypes many times
     for name, spec in items:
         if not isinstance(name, str):
             raise TypeError(f"target names must be strings, got {name!r}")
-        name = re.sub(r":\d+$", "", name)
+        if ":" in name:
+            name = _OUTPUT_INDEX.sub("", name)
         if spec is None:
             out[name] = (None, None)
+            continue
+        shape, dtype = spec
+        try:
+            dname = dtypes[dtype]
+        except (KeyError, TypeError):
+            dname = dtype_name(dtype)
+            try:
+                dtypes[dtype] = dname
+            except TypeError:
+                pass
+        if type(shape) is tuple and all(type(d) is int for d in shape):
+            out[name] = (shape, dname)
         else:
-            shape, dtype = spec
-            out[name] = (_shape_tuple(shape), dtype_name(dtype))
+            out[name] = (_shape_tuple(shape), dname)
     return out
 
 
@@ -199,7 +215,8 @@ def plan_restore(
             continue
         used.add(key)
         shape, dtype = specs[target]
-        if not shapes_compatible(shape, info.shape) or (dtype is not None and dtype != info.dtype):
+        fits = shape == info.shape or shapes_compatible(shape, info.shape)
+        if not fits or (dtype is not None and dtype != info.dtype):
             report.mismatched.append(Mismatch(target, key, shape, info.shape, dtype, info.dtype))
             continue
         report.loaded[target] = key
