@@ -9,6 +9,7 @@ from .errors import (
     CheckpointCorruptError,
     CheckpointMismatchError,
     CheckpointNotFoundError,
+    TargetError,
     Tf1CompatError,
     UnsupportedCheckpointError,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Mismatch",
     "RestorePlan",
     "RestoreReport",
+    "TargetError",
     "Tf1CompatError",
     "UnsupportedCheckpointError",
     "VariableInfo",
