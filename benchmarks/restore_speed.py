@@ -973,6 +973,7 @@ def main(argv: list[str] | None = None) -> int:
     apply_logger = logging.getLogger("tf1compat_init.apply")
     apply_logger.setLevel(logging.INFO)
     apply_logger.addHandler(APPLY_LOG)
+    apply_logger.propagate = False  # TensorFlow's absl handler on the root would print it
     by_name = {cls.name: cls for cls in METHODS}
     wanted = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in wanted if m not in by_name]

@@ -26,7 +26,7 @@ from tf1compat_init._fastread import (  # noqa: E402
     crc32c_combine,
 )
 from tf1compat_init.apply import apply_plan  # noqa: E402
-from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
+from tf1compat_init.variables import Part, TargetVariable, collect_targets, target_specs  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -674,3 +674,53 @@ def test_adopted_buffers_outlive_the_restore(all_dtypes):
     for k in keys:
         assert _same_bits(variables[k].numpy(), values[k]), k
     del junk
+
+
+def _keras_layer_and_checkpoint(tmp_path):
+    keras = pytest.importorskip("keras")
+    layer = keras.layers.Dense(3)
+    layer.build((None, 4))
+    rng = np.random.default_rng(8)
+    values = {"k": rng.standard_normal((4, 3)).astype(np.float32)}
+    values["b"] = rng.standard_normal(3).astype(np.float32)
+    prefix = _save(str(tmp_path / "m"), values)
+    weights = {"k": layer.kernel, "b": layer.bias}
+    targets = {
+        name: TargetVariable(
+            name, tuple(values[name].shape), "float32", (Part(w, (), tuple(w.shape)),)
+        )
+        for name, w in weights.items()
+    }
+    return keras, layer, values, prefix, weights, targets
+
+
+def test_keras_weights_are_restored(tmp_path, monkeypatch):
+    keras, layer, values, prefix, weights, targets = _keras_layer_and_checkpoint(tmp_path)
+    from tf1compat_init import apply as apply_module
+
+    inner = []
+    real = apply_module._Assigner._keras_inner
+    monkeypatch.setattr(
+        apply_module._Assigner,
+        "_keras_inner",
+        lambda self, v: inner.append(real(self, v)) or inner[-1],
+    )
+    apply_plan(tci.plan_restore(prefix, target_specs(targets)), targets)
+    keras3 = hasattr(keras, "StatelessScope")  # Keras 2 weights are plain tf.Variables
+    assert len(inner) == (2 if keras3 else 0) and all(v is not None for v in inner)
+    for name, w in weights.items():
+        np.testing.assert_array_equal(np.asarray(w.numpy()), values[name])
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_allclose(np.asarray(layer(x)), x @ values["k"] + values["b"], rtol=1e-6)
+
+
+def test_keras_stateless_scope_collects_instead_of_assigning(tmp_path):
+    keras, layer, values, prefix, weights, targets = _keras_layer_and_checkpoint(tmp_path)
+    if not hasattr(keras, "StatelessScope"):
+        pytest.skip("Keras 2 has no stateless scope")
+    before = np.asarray(weights["k"].numpy()).copy()
+    with keras.StatelessScope() as scope:
+        apply_plan(tci.plan_restore(prefix, target_specs(targets)), targets)
+        collected = scope.get_current_value(weights["k"])
+    np.testing.assert_array_equal(np.asarray(weights["k"].numpy()), before)
+    np.testing.assert_array_equal(np.asarray(collected), values["k"])

@@ -49,6 +49,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -213,8 +214,31 @@ class _Assigner:
         # that it reaches every replica or component.
         if type(variable) in self._plain_types:
             self._assign_op(resource=variable.handle, value=tensor)
+            return
+        inner = self._keras_inner(variable)
+        if inner is not None:
+            self._assign_op(resource=inner.handle, value=tensor)
         else:
             variable.assign(tensor)
+
+    def _keras_inner(self, variable: Any) -> Any:
+        """The plain tf.Variable a Keras 3 variable assigns to, when that is all it does.
+
+        Keras 3's ``Variable.assign`` (TensorFlow backend) converts the value, checks
+        its shape (done for every assignment before the first one) and assigns its
+        ``_value``, unless a stateless scope collects the update instead. Going
+        straight to ``_value`` skips a few Python layers per variable; a distributed
+        ``_value`` (a strategy's) still gets ``.assign()``.
+        """
+        if not type(variable).__module__.startswith("keras."):
+            return None
+        inner = getattr(variable, "_value", None)
+        if type(inner) not in self._plain_types:
+            return None
+        scope = sys.modules.get("keras.src.backend.common.stateless_scope")
+        if scope is None or getattr(scope, "in_stateless_scope", lambda: True)():
+            return None  # Keras not loaded as expected, or updates are being collected
+        return inner
 
 
 def _part_slices(target: TargetVariable, part: Part) -> tuple[slice, ...] | None:
