@@ -89,6 +89,34 @@ def test_scope_map_restores_through_initializers(pre, use_resource):
     np.testing.assert_array_equal(got["other"], [5.0])
 
 
+@pytest.mark.parametrize("path", ["internal", "public"])
+@pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "ref"])
+def test_fallback_op_paths(pre, monkeypatch, path, use_resource):
+    """Where TF's internals differ, the slower op constructors give the same graph."""
+    from tf1compat_init import _v1_graph
+
+    init = _v1_graph._OpMaker.__init__
+
+    def without_fast_paths(self, *args):
+        init(self, *args)
+        self.direct = False
+        if path == "public":
+            self._internal = None
+
+    monkeypatch.setattr(_v1_graph._OpMaker, "__init__", without_fast_paths)
+    with tf.Graph().as_default():
+        v = _vars(use_resource)
+        with tf.device("/cpu:0"):
+            p = V1.get_variable(
+                "p", [6, 2], partitioner=V1.fixed_size_partitioner(3), use_resource=use_resource
+            )
+        tv1.init_from_checkpoint(pre, {"pretrained/": "model/", "p": "p"})
+        assert "CPU:0" in list(p)[0].initializer.device
+        got = _run_init({**v, "p": p.as_tensor()})
+    np.testing.assert_array_equal(got["w"], W)
+    np.testing.assert_array_equal(got["p"], P)
+
+
 def test_tf_variable_and_objects_resolve(pre):
     with tf.Graph().as_default():
         # A tf.Variable is not in the variable store, so TF finds it only as an object;
