@@ -22,16 +22,7 @@ from . import _helpers as h  # noqa: E402
 PY_FRONTENDS = ("v1_graph", "v1_graph_verify", "v1_eager", "keras", "checkpoint")
 
 #: Defects in front ends this suite does not own: (front end, case) -> reason.
-KNOWN_DEFECTS = {
-    ("v1_graph", "flipped_byte"): (
-        "v1 graph mode, by default (verify=False): a corrupt data byte surfaces only when the "
-        "initializer runs, as TensorFlow's DataLossError naming the shard but not the tensor "
-        "('TensorBundle at P shard 0 (24 bytes): Checksum does not match'). With verify=True "
-        "(front end v1_graph_verify) the case passes; the default leaves users the late, "
-        "unnamed error the issue is about"
-    ),
-    ("v1_graph", "flipped_byte_second_shard"): "as v1_graph/flipped_byte",
-}
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def _params():
