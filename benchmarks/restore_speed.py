@@ -613,6 +613,54 @@ def peak_extra_memory(fn: Callable[[], None]) -> int | None:
     return max(0, max(peak, after) - base)
 
 
+#: Methods whose peak memory is probed, each in a fresh process.
+MEMORY_METHODS = ("saver_restore", "checkpoint_restore", "ours", "ours_staged")
+
+
+def run_memory_probe(method: str, size: str, workdir: Path, device: str) -> dict[str, Any] | None:
+    """Runs ``--memory-probe`` in a fresh process: one restore, its peak extra memory.
+
+    A fresh process, because TensorFlow's allocator keeps freed memory for reuse:
+    in a process that already ran other restores, the peak would depend on them.
+    """
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--memory-probe",
+            method,
+            "--sizes",
+            size,
+            "--workdir",
+            str(workdir),
+            "--device",
+            device,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("PROBE "):
+            return json.loads(line[len("PROBE ") :])
+    print(f"  memory probe {method} failed: {proc.stderr[-500:]}", file=sys.stderr)
+    return None
+
+
+def memory_probe_main(method: str, size: str, workdir: Path, device: str) -> int:
+    """The child side of :func:`run_memory_probe`."""
+    spec = parse_size(size)
+    prefix = write_checkpoint(spec, workdir / spec.name)
+    case = make_case(spec, prefix, "/GPU:0" if device == "gpu" else "/CPU:0")
+    m = {cls.name: cls for cls in METHODS}[method]()
+    m.setup(case)
+    m.reset(case)
+    peak = peak_extra_memory(lambda: m.run(case))
+    result = {"peak_extra_bytes": peak, "verified": not check_values(case, m.values(case))}
+    print("PROBE " + json.dumps(result), flush=True)
+    return 0
+
+
 def h2d_bandwidth(device: str, repeats: int) -> float | None:
     """Host-to-device copy bandwidth in GB/s (256 MiB, median), or None on CPU."""
     if not device.upper().startswith("/GPU"):
@@ -643,7 +691,7 @@ def bench_size(
     repeats: int,
     warmup: int,
     selected: list[type[Method]],
-    memory: bool,
+    memory: Callable[[str], dict[str, Any] | None] | None,
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     case = make_case(spec, prefix, device)
@@ -712,22 +760,32 @@ def bench_size(
                 m.reset(case)
                 m.run(case)
                 r["read_ahead_peak_bytes"] = APPLY_LOG.read_ahead
-            if memory and m.verifies:
-                m.reset(case)
-                r["peak_extra_bytes"] = peak_extra_memory(lambda m=m, c=case: m.run(c))
-                r["verified_after_memory_run"] = not check_values(case, m.values(case))
         m.teardown()
+    data_files = case.data_files
+    # The probes run in fresh processes: free this one's variables first.
+    methods.clear()
+    m = None
+    del case
+    gc.collect()
+    if memory is not None:
+        for name, r in results.items():
+            if r.get("status") == "ok" and name in MEMORY_METHODS:
+                probe = memory(name)
+                if probe is not None:
+                    r["peak_extra_bytes"] = probe["peak_extra_bytes"]
+                    r["verified_after_memory_run"] = probe["verified"]
+                    log(
+                        f"  {name:<20} peak extra memory {probe['peak_extra_bytes'] / MiB:8.1f} MiB"
+                    )
     out: dict[str, Any] = {
         "kind": spec.kind,
         "bytes": spec.nbytes,
         "tensors": len(spec.tensors),
         "largest_tensor_bytes": spec.largest,
-        "files": [os.path.basename(p) for p in case.data_files],
+        "files": [os.path.basename(p) for p in data_files],
         "methods": results,
     }
     out["ratios"], out["goals"] = ratios_and_goals(spec, results)
-    del case
-    gc.collect()
     return out
 
 
@@ -865,9 +923,15 @@ def draw_chart(result: dict[str, Any], path: Path) -> None:
     )
     ax.set_ylabel("throughput, GB/s (median)")
     m = result["machine"]
+    loads = [
+        f"{n} {s['load_average']['before'][0]:.1f}"
+        for n, s in result["sizes"].items()
+        if (s.get("load_average") or {}).get("before")
+    ]
     ax.set_title(
         f"Restore into existing variables on {result['device']}: {m.get('cpu_model')},"
-        f" {m.get('cpu_count')} CPUs, TF {m.get('tensorflow')}",
+        f" {m.get('cpu_count')} CPUs, TF {m.get('tensorflow')}"
+        + (f"\nload average when measured: {', '.join(loads)}" if loads else ""),
         fontsize=10,
     )
     ax.legend(fontsize=7, ncol=2, loc="upper right")
@@ -892,7 +956,7 @@ TABLE_COLUMNS = [
 def markdown_table(result: dict[str, Any]) -> str:
     """The README's table: GB/s (median) per size and method, and ours' ratios."""
     head = ["checkpoint"] + [label for _, label in TABLE_COLUMNS]
-    head += ["ours / Saver", "ours / Checkpoint.restore"]
+    head += ["ours / Saver", "ours / Checkpoint.restore", "load avg"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, size in result["sizes"].items():
         methods = size["methods"]
@@ -905,6 +969,8 @@ def markdown_table(result: dict[str, Any]) -> str:
         for key in ("ours_vs_saver_restore", "ours_vs_checkpoint_restore"):
             ratio = size["ratios"].get(key)
             cells.append(f"{ratio:.2f}x" if ratio else "-")
+        load = (size.get("load_average") or {}).get("before")
+        cells.append(f"{load[0]:.1f}" if load else "-")
         lines.append("| " + " | ".join(cells) + " |")
     m = result["machine"]
     lines.append("")
@@ -912,7 +978,8 @@ def markdown_table(result: dict[str, Any]) -> str:
         f"GB/s, median of {result['repeats']} after {result.get('warmup', 0)} warm-up run(s),"
         f" values checked; {m.get('cpu_count')} x {m.get('cpu_model')},"
         f" {(m.get('ram_bytes') or 0) / 2**30:.0f} GiB, TF {m.get('tensorflow')},"
-        f" {result['device']}, load average {m.get('load_average_start')}."
+        f" {result['device']}; load avg: the 1-minute load average when the size was measured"
+        f" (this benchmark alone accounts for about 1 to 2 of it)."
     )
     return "\n".join(lines)
 
@@ -949,10 +1016,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per method first")
     p.add_argument("--methods", default="", help="comma list of method names (default: all)")
     p.add_argument("--quick", action="store_true", help="tiny sizes, 1 repeat (CI smoke test)")
-    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory probes")
+    p.add_argument("--memory-probe", default="", help=argparse.SUPPRESS)
     p.add_argument("--workdir", default="", help="where checkpoints are written and reused")
     p.add_argument("--out", default="", help="JSON path")
     p.add_argument("--table", default="", help="print the markdown table of a result JSON, exit")
+    p.add_argument("--redraw", default="", help="redraw the chart of a result JSON, exit")
     p.add_argument(
         "--chart", default="", help="PNG path ('' = next to the JSON, 'none' = no chart)"
     )
@@ -964,6 +1033,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.table:
         print(markdown_table(json.loads(Path(args.table).read_text())))
+        return 0
+    if args.memory_probe:
+        return memory_probe_main(args.memory_probe, args.sizes, Path(args.workdir), args.device)
+    if args.redraw:
+        source = Path(args.redraw)
+        draw_chart(json.loads(source.read_text()), Path(args.chart or source.with_suffix(".png")))
         return 0
 
     if args.quick:
@@ -1018,7 +1093,18 @@ def main(argv: list[str] | None = None) -> int:
             prefix = write_checkpoint(spec, workdir / spec.name)
             load_before = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
             measured = bench_size(
-                spec, prefix, device, args.repeats, args.warmup, selected, not args.no_memory, log
+                spec,
+                prefix,
+                device,
+                args.repeats,
+                args.warmup,
+                selected,
+                None
+                if args.no_memory
+                else (
+                    lambda name, spec=spec: run_memory_probe(name, spec.name, workdir, args.device)
+                ),
+                log,
             )
             measured["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             measured["load_average"] = {
