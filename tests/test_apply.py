@@ -724,3 +724,18 @@ def test_keras_stateless_scope_collects_instead_of_assigning(tmp_path):
         collected = scope.get_current_value(weights["k"])
     np.testing.assert_array_equal(np.asarray(weights["k"].numpy()), before)
     np.testing.assert_array_equal(np.asarray(collected), values["k"])
+
+
+def test_tf_allocated_buffers_are_proven_shared(all_dtypes, monkeypatch):
+    """Big buffers come from TensorFlow only where a write through the view is seen."""
+    from tf1compat_init import apply as apply_module
+
+    prefix, values = all_dtypes
+    monkeypatch.setattr(apply_module, "_SHARES_MEMORY", {"float64": False})  # as if it copied
+    variables = _fresh_variables(values)
+    _restore(prefix, variables, window_bytes=16)
+    for k, v in values.items():
+        assert _same_bits(variables[k].numpy(), v), k
+    shares = apply_module._SHARES_MEMORY
+    assert shares["float64"] is False  # kept: float64 used numpy buffers instead
+    assert shares["float32"] is True and shares["bfloat16"] is True and shares["bool"] is True

@@ -74,6 +74,10 @@ logger = logging.getLogger(__name__)
 _STAGING = ("stream", "all")
 
 
+#: dtype name -> whether EagerTensor._numpy() is a view of the tensor (checked once).
+_SHARES_MEMORY: dict[str, bool] = {}
+
+
 class _Job(NamedTuple):
     """One variable to fill: ``part.variable`` gets ``value[slices]`` of ``key``."""
 
@@ -129,7 +133,7 @@ class _Assigner:
         self._routes: dict[tuple[np.dtype, Any], bool] = {}
         self._empty = tf.raw_ops.Empty
         self._tf_dtypes: dict[np.dtype, Any] = {}
-        self.tf_buffers = True
+        self._no_tf_buffers: set[np.dtype] = set()
         self.adopted = 0
         self.copied = 0
         self.peak_read_ahead = 0  # bytes read but not yet assigned, at most
@@ -193,20 +197,42 @@ class _Assigner:
         buffers would add the checkpoint's size, and the memory is already mapped.
         The tensor is private until it is assigned, so filling it is safe.
         """
-        if not self.tf_buffers:
+        if dtype in self._no_tf_buffers:
             return None
         try:
             tf_dtype = self._tf_dtypes.get(dtype)
             if tf_dtype is None:
-                tf_dtype = self._tf_dtypes[dtype] = self.tf.dtypes.as_dtype(dtype)
-            with self.tf.device("/CPU:0"):
-                tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
-            view = tensor._numpy()  # shares the tensor's memory (a copy is .numpy())
+                tf_dtype = self.tf.dtypes.as_dtype(dtype)
+                if not self._shares_memory(tf_dtype):
+                    raise TypeError("EagerTensor._numpy() does not share the tensor's memory")
+                self._tf_dtypes[dtype] = tf_dtype
+            tensor, view = self._empty_tensor(shape, tf_dtype)
         except Exception as e:  # noqa: BLE001 - any failure means "use numpy memory"
-            logger.debug("TensorFlow-allocated buffers unavailable (%s); using numpy", e)
-            self.tf_buffers = False
+            logger.debug("no TensorFlow-allocated buffers for %s (%s); using numpy", dtype, e)
+            self._no_tf_buffers.add(dtype)
             return None
         return view, tensor
+
+    def _empty_tensor(self, shape: tuple[int, ...], tf_dtype: Any) -> tuple[Any, np.ndarray]:
+        with self.tf.device("/CPU:0"):  # a GPU variable gets its value copied by the assign
+            tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
+        return tensor, tensor._numpy()  # a view of the tensor's memory (.numpy() copies)
+
+    def _shares_memory(self, tf_dtype: Any) -> bool:
+        """Once per dtype and process: do writes through ``_numpy()`` reach the tensor?
+
+        Writing into a tensor through a copy would assign uninitialised memory, so
+        this is proven before the first use rather than assumed.
+        """
+        known = _SHARES_MEMORY.get(tf_dtype.name)
+        if known is None:
+            tensor, view = self._empty_tensor((64,), tf_dtype)
+            raw = view.reshape(-1).view(np.uint8)
+            pattern = (np.arange(raw.size, dtype=np.uint32) * 7 % 2).astype(np.uint8)
+            raw[...] = pattern  # 0/1 bytes: valid for every dtype, bool included
+            back = np.ascontiguousarray(tensor.numpy()).reshape(-1).view(np.uint8)
+            known = _SHARES_MEMORY[tf_dtype.name] = bool(np.array_equal(back, pattern))
+        return known
 
     def assign(self, variable: Any, tensor: Any) -> None:
         # A plain eager resource variable takes the raw op (a fifth of the cost of
