@@ -9,7 +9,9 @@ code and numpy's copies release the GIL):
 2. :meth:`FastReader.stream` copies each requested tensor (or slice of one) into
    a fresh 64-byte aligned buffer, which TensorFlow can adopt without a copy, and
    yields the buffers in file order while keeping the bytes in flight under a
-   fixed budget.
+   fixed budget. Small tensors share grouped allocations, and neighbours in the
+   file are copied with one copy; big buffers may come from the caller
+   (``allocate``: the engine hands out TensorFlow-owned memory).
 
 With ``crc=True``, :meth:`FastReader.stream` checksums each buffer after copying
 it instead, so a caller that stages everything before assigning gets values that
