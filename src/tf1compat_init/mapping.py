@@ -90,7 +90,7 @@ class _Names:
 
     def __init__(self, names: Collection[str]) -> None:
         self.set = names if isinstance(names, set | frozenset | dict) else set(names)
-        self.sorted = sorted(self.set)
+        self.sorted = _SortedList(sorted(self.set))
 
     def under(self, scope: str) -> list[str]:
         """Names that start with ``scope`` (all names for the root)."""
@@ -113,16 +113,35 @@ class _Names:
         return name in self.set
 
 
-def nearest(name: str, candidates: Sequence[str], n: int = 3) -> list[str]:
-    """The few candidates closest to ``name`` (never the whole list)."""
+_POOL = 200  # candidates compared in full; difflib is quadratic-ish per candidate
+
+
+def nearest(name: str, candidates: Collection[str], n: int = 3) -> list[str]:
+    """The few candidates closest to ``name`` (never the whole list).
+
+    On large collections only a pool is compared: the names next to ``name`` in sorted
+    order (a typo late in the name) and the names with the same last component (a typo
+    or a different scope early in it), so an error message costs milliseconds, not
+    seconds, at 100k keys.
+    """
     if not candidates:
         return []
-    if len(candidates) > 20000:
-        # Keep the error path fast on huge checkpoints: compare within the same leaf name first.
-        leaf = name.rsplit("/", 1)[-1]
-        same_leaf = [c for c in candidates if c.endswith(leaf)]
-        candidates = same_leaf or candidates[:20000]
-    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
+    if len(candidates) > _POOL:
+        ordered = candidates if isinstance(candidates, _SortedList) else sorted(candidates)
+        i = bisect.bisect_left(ordered, name)
+        pool = dict.fromkeys(ordered[max(0, i - _POOL // 4) : i + _POOL // 4])
+        leaf = "/" + name.rsplit("/", 1)[-1]
+        for c in ordered:
+            if len(pool) >= _POOL:
+                break
+            if c.endswith(leaf):
+                pool.setdefault(c)
+        candidates = list(pool)
+    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
+
+
+class _SortedList(list):
+    """A list known to be sorted (so :func:`nearest` need not sort it again)."""
 
 
 def _scopes_of(names: Iterable[str], limit: int = 5) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import AssignmentMapError, CheckpointMismatchError
-from .mapping import AssignmentMap, Pair, nearest
+from .mapping import AssignmentMap, Pair, _SortedList, nearest
 from .report import Mismatch, RestoreReport, shapes_compatible
 
 __all__ = ["DEFAULT_OPTIONAL", "RestorePlan", "dtype_name", "plan_restore"]
@@ -198,6 +198,7 @@ def plan_restore(
         raise AssignmentMapError(f"{e}\n{hint}") from e
 
     optional_res = [re.compile(p) for p in (optional or ())]
+    sorted_keys: list[str] | None = None  # built once, only if a suggestion is needed
     report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
     entries: list[Pair] = []
     used: set[str] = set()
@@ -209,7 +210,9 @@ def plan_restore(
             if any(p.search(target) for p in optional_res):
                 report.optional.append(target)
             elif len(report.suggestions) < _MAX_SUGGESTED:
-                near = nearest(key, list(variables))
+                if sorted_keys is None:
+                    sorted_keys = _SortedList(sorted(variables))
+                near = nearest(key, sorted_keys)
                 if near:
                     report.suggestions[target] = near
             continue
