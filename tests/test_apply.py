@@ -714,6 +714,7 @@ def test_keras_weights_are_restored(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(layer(x)), x @ values["k"] + values["b"], rtol=1e-6)
 
 
+@pytest.mark.tf221  # Keras 3 only: Keras 2 (the TF 2.15 leg) has no stateless scope
 def test_keras_stateless_scope_collects_instead_of_assigning(tmp_path):
     keras, layer, values, prefix, weights, targets = _keras_layer_and_checkpoint(tmp_path)
     if not hasattr(keras, "StatelessScope"):
