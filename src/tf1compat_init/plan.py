@@ -7,6 +7,7 @@ Nothing here changes a variable: a front end applies a plan only after
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -170,6 +171,33 @@ def plan_restore(
         >>> plan = plan_restore("/tmp/pretrained", {"dense/kernel": ((4, 2), "float32")})
         ...     # doctest: +SKIP
     """
+    was_enabled = gc.isenabled()
+    gc.disable()  # planning allocates many small objects and frees none: no cycles to find
+    try:
+        return _plan(
+            checkpoint,
+            targets,
+            assignment_map,
+            on_missing=on_missing,
+            on_mismatch=on_mismatch,
+            optional=optional,
+            on_conflict=on_conflict,
+        )
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan(
+    checkpoint: Any,
+    targets: Mapping[str, Any] | Iterable[str],
+    assignment_map: Any,
+    *,
+    on_missing: str,
+    on_mismatch: str,
+    optional: Iterable[str] | None,
+    on_conflict: str,
+) -> RestorePlan:
     for name, value in (("on_missing", on_missing), ("on_mismatch", on_mismatch)):
         if value not in _POLICIES:
             raise ValueError(f"{name} must be one of {_POLICIES}, got {value!r}")
