@@ -141,3 +141,16 @@ def test_import_has_no_tensorflow():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_bad_optional_regex_is_a_library_error(ckpt):
+    with pytest.raises(AssignmentMapError, match=r"optional= holds an invalid regex"):
+        plan_restore(ckpt, {"conv1/bias": ((4,), "float32")}, optional=["("])
+
+
+def test_malformed_state_file_is_a_library_error(tmp_path):
+    from tf1compat_init import CheckpointCorruptError, open_checkpoint
+
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "a\\x"\n')
+    with pytest.raises(CheckpointCorruptError, match=r"state file .*checkpoint is malformed"):
+        open_checkpoint(tmp_path)

@@ -554,8 +554,12 @@ def _locked(dst: str) -> Iterator[bool]:
                 f"another migrate is writing {dst} (lock file {lock}); wait for it, or remove "
                 f"the lock file if no migrate is running"
             ) from None
-        with os.fdopen(fd, "w") as f:
-            f.write(me)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(me)
+        except BaseException:
+            os.remove(lock)  # an empty lock would refuse every later migrate
+            raise
         break
     try:
         yield took_over

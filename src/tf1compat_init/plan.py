@@ -225,7 +225,12 @@ def _plan(
             raise
         raise AssignmentMapError(f"{e}\n{hint}") from e
 
-    optional_res = [re.compile(p) for p in (optional or ())]
+    try:
+        optional_res = [p if isinstance(p, re.Pattern) else re.compile(p) for p in optional or ()]
+    except re.error as e:
+        raise AssignmentMapError(
+            f"optional= holds an invalid regex: {e} (in {e.pattern!r})"
+        ) from None
     sorted_keys: list[str] | None = None  # built once, only if a suggestion is needed
     report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
     entries: list[Pair] = []

@@ -61,7 +61,13 @@ def _read_state_file(directory: str) -> str | None:
     m = re.search(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"', text, re.MULTILINE)
     if m is None:
         return None
-    path = m.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+    try:
+        path = m.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError as e:
+        raise CheckpointCorruptError(
+            f"the state file {state} is malformed ({e}); fix or remove it, or pass a checkpoint "
+            f"prefix"
+        ) from None
     return path if os.path.isabs(path) else os.path.join(directory, path)
 
 
