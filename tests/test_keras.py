@@ -421,7 +421,16 @@ def test_checkpoint_init_allow_missing(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         model.fit(X, Y, batch_size=16, epochs=1, verbose=0, callbacks=[init])
     assert init.report is None and init.skipped.startswith("no checkpoint")
-    assert "training from the initial values" in caplog.text
+    assert "variables keep their initial values (allow_missing=True)" in caplog.text
+
+
+def test_checkpoint_init_allow_missing_still_refuses_a_broken_checkpoint(tmp_path):
+    # A state file pointing to a deleted checkpoint is broken, not absent: it must raise.
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-7"\n')
+    model = compiled(mlp())
+    init = CheckpointInit(str(tmp_path), allow_missing=True)
+    with pytest.raises(CheckpointNotFoundError, match="was the checkpoint deleted"):
+        model.fit(X, Y, batch_size=16, epochs=1, verbose=0, callbacks=[init])
 
 
 def test_checkpoint_init_checks_its_arguments_at_construction():

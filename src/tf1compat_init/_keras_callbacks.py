@@ -41,7 +41,7 @@ import tensorflow as tf
 
 from .errors import CheckpointNotFoundError
 from .keras import check_map, check_policy, load_checkpoint
-from .reader import resolve_checkpoint_path
+from .reader import pretrained_path
 from .report import RestoreReport
 
 __all__ = ["CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep"]
@@ -250,11 +250,9 @@ class CheckpointInit(Callback):
     def _checkpoint_exists(self) -> bool:
         if not self.allow_missing:
             return True
-        try:
-            resolve_checkpoint_path(self.ckpt_dir_or_file)
-        except CheckpointNotFoundError as e:
-            self.skipped = f"no checkpoint: {e}"
-            logger.warning("CheckpointInit: training from the initial values: %s", e)
+        # Only an absent checkpoint may be missing; a broken one still raises.
+        if pretrained_path(self.ckpt_dir_or_file, True, "CheckpointInit") is None:
+            self.skipped = f"no checkpoint at {self.ckpt_dir_or_file}"
             return False
         return True
 

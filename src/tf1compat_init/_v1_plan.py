@@ -5,19 +5,17 @@ Used by :mod:`tf1compat_init.v1` and its private helpers; imports TensorFlow.
 
 from __future__ import annotations
 
-import glob
 import logging
-import os
 from typing import Any
 
 import tensorflow as tf
 
 from . import _v1_graph as _graph
 from .apply import apply_plan
-from .errors import AssignmentMapError, CheckpointNotFoundError
+from .errors import AssignmentMapError
 from .mapping import AssignmentMap
 from .plan import RestorePlan, plan_restore
-from .reader import open_checkpoint, resolve_checkpoint_path
+from .reader import open_checkpoint
 from .variables import TargetVariable, collect_targets, target_specs
 
 logger = logging.getLogger("tf1compat_init.v1")
@@ -58,34 +56,6 @@ def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 def make_map(assignment_map: Any, exclude: Any) -> AssignmentMap:
     return AssignmentMap(assignment_map, exclude=exclude, name_of=_graph.name_of)
-
-
-def checkpoint_absent(path: Any) -> bool:
-    """Nothing at all is there (first run), as opposed to a broken checkpoint."""
-    if path is None:
-        return True
-    path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
-    if os.path.isdir(path):
-        return not os.path.exists(os.path.join(path, "checkpoint")) and not glob.glob(
-            os.path.join(glob.escape(path), "*.index")
-        )
-    return not os.path.exists(path) and not os.path.exists(path + ".index")
-
-
-def pretrained_path(path: Any, allow_missing: bool, who: str) -> str | None:
-    """The checkpoint prefix, or ``None`` (logged) when it is absent and that is allowed."""
-    try:
-        return resolve_checkpoint_path(path)
-    except CheckpointNotFoundError:
-        if allow_missing and checkpoint_absent(path):
-            logger.warning(
-                "%s: no pretrained checkpoint at %s; variables keep their initial values "
-                "(allow_missing=True)",
-                who,
-                path,
-            )
-            return None
-        raise
 
 
 def graph_or_raise(api: str) -> Any:

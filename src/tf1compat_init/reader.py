@@ -150,6 +150,38 @@ def resolve_checkpoint_path(path: Any) -> str:
     )
 
 
+def checkpoint_absent(path: Any) -> bool:
+    """Nothing at all is there (first run), as opposed to a broken checkpoint."""
+    if path is None:
+        return True
+    path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
+    if os.path.isdir(path):
+        return not os.path.exists(os.path.join(path, "checkpoint")) and not glob.glob(
+            os.path.join(glob.escape(path), "*.index")
+        )
+    return not os.path.exists(path) and not os.path.exists(path + ".index")
+
+
+def pretrained_path(path: Any, allow_missing: bool, who: str) -> str | None:
+    """The checkpoint prefix, or ``None`` (logged) when it is absent and that is allowed.
+
+    Only an absent checkpoint is allowed to be missing: a state file pointing to a
+    deleted checkpoint, or a directory of broken files, still raises.
+    """
+    try:
+        return resolve_checkpoint_path(path)
+    except CheckpointNotFoundError:
+        if allow_missing and checkpoint_absent(path):
+            logger.warning(
+                "%s: no pretrained checkpoint at %s; variables keep their initial values "
+                "(allow_missing=True)",
+                who,
+                path,
+            )
+            return None
+        raise
+
+
 @dataclass
 class CheckpointInfo:
     """An opened checkpoint: its files, its keys, and a way to read them.

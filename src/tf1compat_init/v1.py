@@ -46,10 +46,10 @@ from ._v1_plan import (
     graph_or_raise,
     make_map,
     plan_in_graph,
-    pretrained_path,
 )
 from ._v1_saver import PlannedSaver, init_unrestored, restore_saver
 from ._v1_warm_start import warm_start
+from .reader import pretrained_path
 from .report import RestoreReport
 
 __all__ = [
