@@ -63,6 +63,7 @@ from ._fastread import (
     ReadRequest,
     aligned_empty,
 )
+from .errors import TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
 from .variables import Part, TargetVariable
@@ -299,7 +300,7 @@ def _jobs(
         try:
             target = targets[pair.target]
         except KeyError:
-            raise KeyError(
+            raise TargetError(
                 f"the plan loads target {pair.target!r} but no variable of that name was passed"
                 f" to apply_plan; pass the targets the plan was made for"
             ) from None
@@ -321,7 +322,7 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
             if len(job.slices) != len(shape) or any(
                 s.stop > d for s, d in zip(job.slices, shape, strict=True)
             ):
-                raise ValueError(
+                raise TargetError(
                     f"partition of {job.target} at offset {list(job.part.offset)} with shape"
                     f" {fmt_shape(job.part.shape)} does not fit checkpoint tensor {job.key}"
                     f" {fmt_shape(shape)}; nothing was assigned"
@@ -340,7 +341,7 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
         if var_dtype is None:
             var_dtype = names[dtype] = dtype_name(dtype)
         if var_dtype != info.dtype or not shapes_compatible(var_shape, shape):
-            raise ValueError(
+            raise TargetError(
                 f"variable {job.target} is {var_dtype}{fmt_shape(var_shape)} but checkpoint"
                 f" tensor {job.key} gives it {info.dtype}{fmt_shape(shape)}; nothing was"
                 f" assigned. Make a new plan for these variables"
