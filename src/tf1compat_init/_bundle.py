@@ -1086,24 +1086,43 @@ class BundleReader:
             )
         return numpy_dtype(entry.dtype)
 
-    def _open(self, entry: BundleEntry, label: str) -> tuple[Any, str]:
-        """Opens the entry's data file and checks that its bytes are all there."""
-        path = self.data_path(entry.shard_id)
+    def open_shard(self, shard_id: int, label: str) -> tuple[Any, int]:
+        """Opens data shard ``shard_id`` unbuffered; returns the file and its size.
+
+        Raises:
+            CheckpointNotFoundError: the shard does not exist (``label`` names the tensor).
+        """
+        path = self.data_path(shard_id)
         try:
-            f = open(path, "rb", buffering=0)
+            f = open(path, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
         except FileNotFoundError:
             raise CheckpointNotFoundError(
                 f"data file {path} of checkpoint {self.prefix} does not exist (needed for {label})"
             ) from None
-        actual = os.fstat(f.fileno()).st_size
-        if entry.offset + entry.size > actual:
+        try:
+            return f, os.fstat(f.fileno()).st_size
+        except BaseException:
             f.close()
+            raise
+
+    def check_in_shard(self, entry: BundleEntry, size: int, label: str) -> None:
+        """Raises ``CheckpointCorruptError`` when ``entry``'s bytes end past ``size``."""
+        if entry.offset + entry.size > size:
             raise CheckpointCorruptError(
-                f"data file {path} is too short for tensor {label}: it needs"
-                f" {entry.offset + entry.size} bytes (offset {entry.offset} + size {entry.size})"
-                f" but has {actual}"
+                f"data file {self.data_path(entry.shard_id)} is too short for tensor {label}:"
+                f" it needs {entry.offset + entry.size} bytes (offset {entry.offset} + size"
+                f" {entry.size}) but has {size}"
             )
-        return f, path
+
+    def _open(self, entry: BundleEntry, label: str) -> tuple[Any, str]:
+        """Opens the entry's data file and checks that its bytes are all there."""
+        f, size = self.open_shard(entry.shard_id, label)
+        try:
+            self.check_in_shard(entry, size, label)
+        except BaseException:
+            f.close()
+            raise
+        return f, self.data_path(entry.shard_id)
 
     def _checksum_error(self, label: str, path: str, stored: int, actual: int) -> NoReturn:
         raise CheckpointCorruptError(

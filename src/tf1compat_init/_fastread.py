@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._bundle import BundleEntry, BundleReader, crc32c, unmask_crc
-from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
+from .errors import CheckpointCorruptError, UnsupportedCheckpointError
 
 __all__ = [
     "ALIGNMENT",
@@ -396,16 +396,8 @@ class FastReader:
         """The mapped bytes of ``entry``'s shard, after checking the entry fits in it."""
         sid = entry.shard_id
         if sid not in self._sizes:
-            path = self.reader.data_path(sid)
-            try:
-                f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
-            except FileNotFoundError:
-                raise CheckpointNotFoundError(
-                    f"data file {path} of checkpoint {self.reader.prefix} does not exist"
-                    f" (needed for {key!r})"
-                ) from None
-            self._files[sid] = f
-            size = os.fstat(f.fileno()).st_size
+            f, size = self.reader.open_shard(sid, repr(key))
+            self._files[sid] = f  # closed in close()
             self._sizes[sid] = size
             if size:
                 mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -413,13 +405,7 @@ class FastReader:
                 self._bases[sid] = np.frombuffer(mm, dtype=np.uint8)
             else:
                 self._bases[sid] = np.empty(0, dtype=np.uint8)
-        size = self._sizes[sid]
-        if entry.offset + entry.size > size:
-            raise CheckpointCorruptError(
-                f"data file {self.reader.data_path(sid)} is too short for tensor {key!r}: it"
-                f" needs {entry.offset + entry.size} bytes (offset {entry.offset} + size"
-                f" {entry.size}) but has {size}"
-            )
+        self.reader.check_in_shard(entry, self._sizes[sid], repr(key))
         return self._bases[sid]
 
     def _bytes(self, key: str) -> tuple[BundleEntry, np.ndarray, np.dtype]:
