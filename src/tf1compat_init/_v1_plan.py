@@ -14,18 +14,13 @@ from . import _v1_graph as _graph
 from .apply import apply_plan
 from .errors import AssignmentMapError
 from .mapping import AssignmentMap
-from .plan import RestorePlan, plan_restore
+from .plan import RestorePlan, check_policy_values, plan_restore
 from .reader import open_checkpoint
 from .variables import TargetVariable, collect_targets, target_specs
 
 logger = logging.getLogger("tf1compat_init.v1")
 
 _PLAN_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict")
-_CHOICES = {
-    "on_missing": ("error", "warn", "ignore"),
-    "on_mismatch": ("error", "warn", "ignore"),
-    "on_conflict": ("error", "last"),
-}
 
 
 # -- shared steps ------------------------------------------------------------------------
@@ -44,12 +39,7 @@ def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
             f"Invalid value for argument verify. Received: verify={policy['verify']!r}. "
             f"Expected True or False."
         )
-    for key, choices in _CHOICES.items():
-        if key in policy and policy[key] not in choices:
-            raise ValueError(
-                f"Invalid value for argument {key}. Received: {key}={policy[key]!r}. "
-                f"Expected one of {choices}."
-            )
+    check_policy_values(policy)
     plan_kwargs = {k: policy[k] for k in _PLAN_KEYS if k in policy}
     return policy.get("exclude", ()), plan_kwargs
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from .errors import TargetError
 from .mapping import AssignmentMap
-from .plan import DEFAULT_OPTIONAL, plan_restore
+from .plan import DEFAULT_OPTIONAL, check_policy_value, check_policy_values, plan_restore
 from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
 from .report import RestoreReport
 
@@ -279,6 +279,13 @@ def _first_duplicate(names: Any) -> str | None:
 # -- restore -----------------------------------------------------------------------------
 
 
+def _check_policy(on_missing: Any, on_mismatch: Any, on_conflict: Any) -> None:
+    # Before the checkpoint is opened or a variable is looked at, in the engine's words.
+    check_policy_value("on_missing", on_missing)
+    check_policy_value("on_mismatch", on_mismatch)
+    check_policy_value("on_conflict", on_conflict)
+
+
 def plan_for_root(
     root: Any,
     checkpoint: Any,
@@ -294,6 +301,7 @@ def plan_for_root(
 
     Nothing is assigned. See :func:`restore` for the arguments.
     """
+    _check_policy(on_missing, on_mismatch, on_conflict)
     source = as_named_checkpoint(checkpoint)
     readable = getattr(source, "format", "name-based") != "object-based"
     targets = target_variables(root, readable=readable)
@@ -361,6 +369,7 @@ def restore(
     """
     from .apply import apply_plan
 
+    _check_policy(on_missing, on_mismatch, on_conflict)
     policy = {"on_missing": on_missing, "on_mismatch": on_mismatch, "optional": optional}
     policy.update(on_conflict=on_conflict, exclude=exclude)
     if _is_keras(root):
@@ -441,6 +450,9 @@ def restore_or_initialize(
     unknown = set(policy) - {"exclude", "on_missing", "on_mismatch", "optional", "on_conflict"}
     if unknown:
         raise TypeError(f"restore_or_initialize() got unexpected arguments {sorted(unknown)}")
+    # Checked before the resume branch, so a bad value fails on every run, not only on
+    # the one that warm-starts.
+    check_policy_values(policy)
     latest = manager.latest_checkpoint
     if latest:
         status = manager.checkpoint.restore(latest)

@@ -61,7 +61,7 @@ from ._keras_names import (
 from .apply import apply_plan
 from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, nearest
-from .plan import DEFAULT_OPTIONAL, RestorePlan, plan_restore
+from .plan import DEFAULT_OPTIONAL, RestorePlan, check_policy_values, plan_restore
 from .reader import open_checkpoint
 from .report import RestoreReport
 from .variables import target_specs
@@ -84,11 +84,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _CALLBACKS = ("CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep")
-_POLICY_CHOICES = {
-    "on_missing": ("error", "warn", "ignore"),
-    "on_mismatch": ("error", "warn", "ignore"),
-    "on_conflict": ("error", "last"),
-}
 _POLICY_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict", "exclude")
 
 
@@ -113,12 +108,7 @@ def check_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     out = {"on_missing": "error", "on_mismatch": "error", "optional": DEFAULT_OPTIONAL}
     out.update({"on_conflict": "error", "exclude": ()})
     out.update(policy)
-    for key, choices in _POLICY_CHOICES.items():
-        if out[key] not in choices:
-            raise ValueError(
-                f"Invalid value for argument {key}. Received: {key}={out[key]!r}. "
-                f"Expected one of {', '.join(map(repr, choices))}"
-            )
+    check_policy_values(out)
     return out
 
 

@@ -287,9 +287,13 @@ class AssignmentMap:
         Raises:
             AssignmentMapError: a rule is malformed, reversed, names a key or scope that
                 does not exist, or matches nothing.
+            ValueError: ``on_conflict`` is neither ``"error"`` nor ``"last"``.
         """
-        if on_conflict not in ("error", "last"):
-            raise ValueError(f"on_conflict must be 'error' or 'last', got {on_conflict!r}")
+        # Imported here: plan imports this module, and the check lives there so that
+        # every front end words a bad value the same way.
+        from .plan import check_policy_value
+
+        check_policy_value("on_conflict", on_conflict)
         ckpt = _Names(checkpoint_keys)
         tgt = _Names(targets)
         chosen: dict[str, Pair] = {}
