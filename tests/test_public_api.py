@@ -15,6 +15,7 @@ ENGINE = [
     "CheckpointMismatchError",
     "CheckpointNotFoundError",
     "Mismatch",
+    "PartialRestoreError",
     "RestorePlan",
     "RestoreReport",
     "TargetError",
@@ -45,6 +46,9 @@ def test_errors_subclass_the_builtins_callers_catch():
         e.TargetError,
     ):
         assert issubclass(cls, ValueError) and issubclass(cls, e.Tf1CompatError)
+    # Not the input's fault: a RuntimeError, so `except ValueError` does not hide it.
+    assert issubclass(e.PartialRestoreError, RuntimeError)
+    assert issubclass(e.PartialRestoreError, e.Tf1CompatError)
 
 
 @pytest.mark.parametrize(

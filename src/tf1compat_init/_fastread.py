@@ -291,6 +291,16 @@ def _allocated(
     return aligned_empty(shape, dtype), None
 
 
+def _stamp(f: Any) -> tuple[int, int]:
+    """What changes when a file is written in place: (size, mtime in ns).
+
+    Not ctime: deleting or renaming over a file changes it, and a checkpoint replaced
+    that way during a restore is harmless (the open file keeps the old bytes).
+    """
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
+
+
 def _pieces(nbytes: int, piece: int) -> list[tuple[int, int]]:
     if nbytes == 0:
         return [(0, 0)]
@@ -331,6 +341,7 @@ class FastReader:
         self._maps: dict[int, mmap.mmap] = {}
         self._bases: dict[int, np.ndarray] = {}
         self._sizes: dict[int, int] = {}
+        self._stamps: dict[int, tuple[int, int]] = {}
         self._dtypes: dict[str, np.dtype | None] = {}
         self._pool: ThreadPoolExecutor | None = None
         #: The most bytes :meth:`stream` had read ahead of its consumer (for tests
@@ -399,6 +410,7 @@ class FastReader:
             f, size = self.reader.open_shard(sid, repr(key))
             self._files[sid] = f  # closed in close()
             self._sizes[sid] = size
+            self._stamps[sid] = _stamp(f)
             if size:
                 mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 self._maps[sid] = mm
@@ -407,6 +419,24 @@ class FastReader:
                 self._bases[sid] = np.empty(0, dtype=np.uint8)
         self.reader.check_in_shard(entry, self._sizes[sid], repr(key))
         return self._bases[sid]
+
+    def check_unchanged(self) -> None:
+        """Raises if a data file was modified in place since this reader opened it.
+
+        The two passes read the same mapped bytes; a writer changing them in between
+        would make the assigned values differ from the verified ones. TensorFlow never
+        does this, but a copy tool or a user might: this turns it into an error.
+
+        Raises:
+            CheckpointCorruptError: a data file's size or modification time changed.
+        """
+        for sid, f in self._files.items():
+            if _stamp(f) != self._stamps[sid]:
+                raise CheckpointCorruptError(
+                    f"data file {self.reader.data_path(sid)} was modified while it was being"
+                    f" read (its size or modification time changed); the values read from it"
+                    f" cannot be trusted. Restore again once nothing writes to the checkpoint"
+                )
 
     def _bytes(self, key: str) -> tuple[BundleEntry, np.ndarray, np.dtype]:
         entry = self.reader.entries[key]

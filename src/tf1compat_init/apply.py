@@ -19,13 +19,14 @@ Guarantees and their memory cost (``staging``):
   nothing changes. Peak extra memory is the largest tensor plus ``window_bytes``
   (64 MiB by default), plus the tensors of step 1 that are held in memory
   (strings and the rare TensorFlow-only dtypes). The bytes are read twice from
-  the page cache; if a data file were rewritten *in place* between the passes
-  (TensorFlow never does this: it writes new files and renames them; a file
-  replaced or deleted meanwhile is harmless, it is held open) the assigned
-  values could differ from the verified ones. A restore that fits in that bound
-  anyway is staged whole, as with ``"all"``: one pass, and the stronger guarantee.
-  Data files are memory-mapped: as with ``numpy.memmap``, truncating one in place
-  while it is read makes the process fail (``SIGBUS``).
+  the page cache; a data file written *in place* meanwhile (TensorFlow never does
+  this: it writes new files and renames them; a file replaced or deleted
+  meanwhile is harmless, it is held open) is caught by its size and modification
+  time, before the first assign or, if it happens during the load pass, right
+  after it (see below). A restore that fits in that bound anyway is staged
+  whole, as with ``"all"``: one pass, and the stronger guarantee. Data files are
+  memory-mapped: as with ``numpy.memmap``, truncating one in place while it is
+  read makes the process fail (``SIGBUS``).
 - ``"all"``: every value is copied into its final buffer and verified *there*
   before the first assign, so what is assigned is exactly what was checked, even
   if the files change during the restore. Peak extra memory is the size of
@@ -36,12 +37,15 @@ reading everything first (``checkpoint.read``), which is all or nothing with the
 values' size in memory.
 
 Every assignment is also checked against its variable (dtype, shape, eager) before
-the first one. What no check can foresee stops a restore where it happens, with the
-variables before it holding their new values: TensorFlow failing inside an assign
-(a device out of memory) and, with ``"stream"``, a failure in the load pass
-(running out of memory for a buffer). Keeping every old value to undo that would
-cost the checkpoint's size in memory; ``"all"`` spends it on staging instead, so its
-load pass cannot fail after an assign.
+the first one. What no check can foresee can still fail after some assigns:
+TensorFlow failing inside an assign (a device out of memory) and, with
+``"stream"``, the load pass running out of memory for a buffer or finding a file
+written in place. Undoing that would mean keeping every replaced value, the
+checkpoint's size in memory (``"all"`` spends it on staging instead). Such a
+failure is never silent: it raises :class:`~tf1compat_init.PartialRestoreError`,
+which names the variables that changed (``.changed``) and those that did not
+(``.unchanged``), with the cause chained; running the restore again sets every
+variable.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from ._fastread import (
     ReadRequest,
     aligned_empty,
 )
-from .errors import TargetError
+from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
 from .variables import Part, TargetVariable
@@ -391,7 +395,10 @@ def apply_plan(
         CheckpointCorruptError: a value fails its checksum or size check; nothing
             was assigned.
         CheckpointNotFoundError: a data file is gone; nothing was assigned.
-        ValueError: a variable no longer fits its planned value; nothing was assigned.
+        TargetError: a variable no longer fits its planned value; nothing was assigned.
+        PartialRestoreError: something failed after the first assign (out of memory,
+            TensorFlow failing inside an assign, a data file written in place during
+            the restore); it names the variables that changed.
         RuntimeError: called in graph mode (inside ``tf.function`` or a
             ``tf.compat.v1`` graph), or a target is a graph variable: this assigns
             eagerly; nothing was assigned.
@@ -424,14 +431,19 @@ def apply_plan(
         # reference cycles, so collection waits until the restore is over.
         paused = gc.isenabled()
         gc.disable()
+        done: list[_Job] = []  # assigned so far, to name them if a later step fails
         try:
             bundle = getattr(checkpoint, "bundle", None)
             if bundle is None:
-                nbytes = _apply_in_memory(checkpoint, jobs, assigner)
+                nbytes = _apply_in_memory(checkpoint, jobs, assigner, done)
             else:
                 nbytes = _apply_fast(
-                    checkpoint, bundle, jobs, assigner, staging, threads, window_bytes
+                    checkpoint, bundle, jobs, assigner, staging, threads, window_bytes, done
                 )
+        except Exception as e:
+            if not done:
+                raise  # nothing changed: the error is the whole story
+            raise _partial(jobs, done, e, staging) from e
         finally:
             if paused:
                 gc.enable()
@@ -450,7 +462,38 @@ def apply_plan(
     return plan.report
 
 
-def _apply_in_memory(checkpoint: Any, jobs: list[_Job], assigner: _Assigner) -> int:
+def _partial(jobs: list[_Job], done: list[_Job], cause: Exception, staging: str) -> Exception:
+    """The error for a failure after some assigns: which variables changed, and what to do."""
+    changed = list(dict.fromkeys(j.target for j in done))
+    landed = set(changed)
+    unchanged = [t for t in dict.fromkeys(j.target for j in jobs) if t not in landed]
+    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    hint = (
+        "; apply_plan(..., staging='all') stages every value before the first assign, at the"
+        " cost of the restore's size in memory"
+        if staging == "stream"
+        else ""
+    )
+    logger.error(
+        "restore failed after assigning %d of %d variables",
+        len(changed),
+        len(landed) + len(unchanged),
+    )
+    return PartialRestoreError(
+        f"restore failed after {len(changed)} of {len(changed) + len(unchanged)} variables"
+        f" were assigned ({shown}): {type(cause).__name__}: {cause}. Those variables were assigned"
+        f" and the other {len(unchanged)} keep their old values (see .changed and .unchanged). Every checksum, shape and dtype was checked before the first assign, so"
+        f" the checkpoint and the map are not at fault: fix the cause (memory, the device, a"
+        f" process writing the checkpoint) and run the restore again, which sets every"
+        f" variable{hint}",
+        changed=changed,
+        unchanged=unchanged,
+    )
+
+
+def _apply_in_memory(
+    checkpoint: Any, jobs: list[_Job], assigner: _Assigner, done: list[_Job]
+) -> int:
     """Reads (and verifies) everything, then assigns: for checkpoints without a bundle."""
     tf = assigner.tf
     values = checkpoint.read(list(dict.fromkeys(j.key for j in jobs)))
@@ -467,6 +510,7 @@ def _apply_in_memory(checkpoint: Any, jobs: list[_Job], assigner: _Assigner) -> 
         tensors.append(assigner.tensor(value, _tf_dtype(tf, checkpoint.variables[job.key].dtype)))
     for job, tensor in zip(jobs, tensors, strict=True):
         assigner.assign(job.part.variable, tensor)
+        done.append(job)
     return nbytes
 
 
@@ -492,6 +536,7 @@ def _apply_fast(
     staging: str,
     threads: int | None,
     window_bytes: int,
+    done: list[_Job],
 ) -> int:
     tf = assigner.tf
     dtypes = {
@@ -509,17 +554,23 @@ def _apply_fast(
             staging = "all"  # same memory bound, one pass, values verified in place
         if staging == "stream":
             reader.verify(fast_keys)
+            reader.check_unchanged()
             requests = [
                 ReadRequest(j.key, j.slices, j) for j in jobs if j.key in fast
             ]  # one buffer per variable: never two imports of the same memory
             adopt, assign = assigner.adopt, assigner.assign  # per-variable loop: keep it lean
+            landed = done.append
             for loaded in reader.stream(requests, allocate=assigner.allocate):
                 job = loaded.request.token
                 nbytes += loaded.buffer.nbytes
                 tensor = adopt(loaded, dtypes[job.key])
                 del loaded
                 assign(job.part.variable, tensor)
+                landed(job)
                 del tensor
+            # The copies read the files again: the values assigned are the ones verified
+            # unless a writer changed the files in place meanwhile.
+            reader.check_unchanged()
             assigner.peak_read_ahead = reader.peak_inflight_bytes
         else:
             staged = {
@@ -552,6 +603,7 @@ def _apply_fast(
             assigner.peak_read_ahead = held
             for job, tensor in pending:
                 assigner.assign(job.part.variable, tensor)
+                done.append(job)
     # Step 2b: values read in memory in step 1.
     for job in slow_jobs:
         value = np.asarray(slow_values[job.key])
@@ -559,4 +611,5 @@ def _apply_fast(
             value = value[job.slices]
         nbytes += value.nbytes
         assigner.assign(job.part.variable, assigner.tensor(value, dtypes[job.key]))
+        done.append(job)
     return nbytes

@@ -51,3 +51,23 @@ class CheckpointMismatchError(Tf1CompatError, ValueError):
     def __init__(self, message: str, report: Any = None) -> None:
         super().__init__(message)
         self.report = report
+
+
+class PartialRestoreError(Tf1CompatError, RuntimeError):
+    """A restore failed after it had assigned some variables: the model is mixed.
+
+    Everything a checkpoint or a map can get wrong is found before the first assign,
+    and then nothing changes. This error is for what no check can foresee: running
+    out of memory for a buffer, TensorFlow failing inside an assign, or a data file
+    rewritten in place while it was read. The cause is chained (``__cause__``).
+
+    Attributes:
+        changed: target names that were assigned (all or some of their partitions),
+            in the order they were assigned.
+        unchanged: target names that still hold their old values.
+    """
+
+    def __init__(self, message: str, changed: tuple = (), unchanged: tuple = ()) -> None:
+        super().__init__(message)
+        self.changed = tuple(changed)
+        self.unchanged = tuple(unchanged)
