@@ -456,6 +456,75 @@ def test_checkpoint_init_resume_dir_when_called_by_hand(tf1, tmp_path):
     )
 
 
+def _export_into(run, prefix):
+    """Copies the checkpoint at ``prefix`` to ``run/export/model.ckpt.*``: an export, not state."""
+    export = run / "export"
+    export.mkdir(parents=True)
+    folder, base = os.path.split(prefix)
+    for f in os.listdir(folder):
+        if f.startswith(base + "."):
+            shutil.copy(os.path.join(folder, f), export / ("model.ckpt" + f[len(base) :]))
+    assert (export / "model.ckpt.index").is_file()
+
+
+def test_checkpoint_init_ignores_an_export_below_resume_dir(tf1, tmp_path):
+    run = tmp_path / "run"
+    _export_into(run, tf1["model"])
+    model = compiled(mlp())
+    init = CheckpointInit(tf1["model"], FC_MAP, resume_dir=str(run))
+    init.set_model(model)
+    init.on_train_begin()
+    assert init.skipped is None and init.report is not None and init.report.ok
+    assert_values(model, expected(model))
+
+
+@pytest.mark.parametrize("saver_first", [True, False], ids=["saver-before", "saver-after"])
+def test_checkpoint_init_ignores_an_export_below_the_checkpoint_saver_dir(
+    tf1, tmp_path, saver_first
+):
+    run = tmp_path / "run"
+    _export_into(run, tf1["model"])
+    model = compiled(mlp())
+    init = CheckpointInit(tf1["model"], FC_MAP)
+    saver = CheckpointSaver(str(run), save_steps=100)
+    probe = _Probe()
+    cbs = [saver, init, probe] if saver_first else [init, saver, probe]
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, callbacks=cbs)
+    assert saver.restored is None  # nothing of its own to restore...
+    assert init.skipped is None and init.report is not None  # ...so the warm start ran
+    assert probe.begin_step == 0
+    assert_values_list(probe.begin, expected(model))
+
+
+@pytest.mark.parametrize(
+    ("files", "resumes"),
+    [
+        (["checkpoint"], True),  # CheckpointManager's state file
+        (["ckpt-3.index"], True),
+        (["training_metadata.json"], True),  # Keras 3 BackupAndRestore
+        (["latest.weights.h5"], True),
+        (["chief/checkpoint", "chief/ckpt-1.index"], True),  # tf_keras / Keras 2 backup
+        (["export/model.ckpt.index"], False),
+        (["export/checkpoint", "export/ckpt-1.index"], False),
+        (["a/b/ckpt-1.index"], False),
+        (["chief/notes.txt", "events.out.tfevents.1"], False),
+    ],
+)
+def test_checkpoint_init_resume_dir_looks_only_at_its_own_state(tf1, tmp_path, files, resumes):
+    run = tmp_path / "run"
+    for f in files:
+        (run / f).parent.mkdir(parents=True, exist_ok=True)
+        (run / f).write_bytes(b"")
+    init = CheckpointInit(tf1["model"], FC_MAP, resume_dir=str(run))
+    init.set_model(compiled(mlp()))
+    init.on_train_begin()
+    if resumes:
+        assert init.report is None
+        assert init.skipped.endswith(f"resume_dir directory {run} holds a checkpoint")
+    else:
+        assert init.skipped is None and init.report is not None
+
+
 class _Interrupt(keras.callbacks.Callback):
     def __init__(self, at_epoch):
         super().__init__()
@@ -475,6 +544,16 @@ def backup_dir(tmp_path, tf1):
     with pytest.raises(RuntimeError, match="simulated preemption"):
         model.fit(X, Y, batch_size=8, epochs=3, verbose=0, callbacks=cbs)
     return d, values_of(model)
+
+
+def test_checkpoint_init_resume_dir_sees_a_real_backup(tf1, backup_dir):
+    # Keras 3 writes the backup in the directory itself, tf_keras and Keras 2 in chief/.
+    d, _ = backup_dir
+    init = CheckpointInit(tf1["model"], FC_MAP, resume_dir=d)
+    init.set_model(compiled(mlp()))
+    init.on_train_begin()
+    assert init.report is None
+    assert init.skipped.endswith(f"resume_dir directory {d} holds a checkpoint")
 
 
 @pytest.mark.parametrize("init_first", [True, False], ids=["init-before", "init-after"])

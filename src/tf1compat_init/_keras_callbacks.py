@@ -52,7 +52,10 @@ Callback = tf.keras.callbacks.Callback
 
 _clock = time.monotonic  # tests replace it to step through every_n_secs without sleeping
 
-_BACKUP_FILES = frozenset({"checkpoint", "training_metadata.json", "latest.weights.h5"})
+#: What Keras 3's BackupAndRestore writes directly in its ``backup_dir``.
+_KERAS3_BACKUP_FILES = frozenset({"training_metadata.json", "latest.weights.h5"})
+#: Where tf_keras and Keras 2 keep the backup: a CheckpointManager directory in ``backup_dir``.
+_LEGACY_BACKUP_SUBDIR = "chief"
 
 
 # -- shared helpers -------------------------------------------------------------------------
@@ -130,16 +133,54 @@ def _sibling_callbacks(callback: Any) -> list[Any]:
     return []
 
 
-def _dir_has_state(directory: str, depth: int = 2) -> bool:
-    """A checkpoint or a BackupAndRestore backup in ``directory`` (or ``depth`` levels down)."""
+def _holds_checkpoint(directory: str) -> bool:
+    """A checkpoint directly in ``directory``: a ``checkpoint`` state file or a ``*.index``.
+
+    That is what ``tf.train.CheckpointManager`` (``checkpoint`` + ``ckpt-N.index``) and
+    ``Saver`` leave. Subfolders are not looked at: a run directory often keeps an exported
+    or pretrained checkpoint below it (``export/model.ckpt.index``), which is not the
+    run's own state.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError:  # absent, or not a directory
+        return False
+    return any(n == "checkpoint" or n.endswith(".index") for n in names)
+
+
+def _holds_backup(directory: str, depth: int = 2) -> bool:
+    """A ``BackupAndRestore`` backup in ``directory`` or up to ``depth`` levels below it.
+
+    Keras 3 writes its files directly in ``backup_dir``; tf_keras and Keras 2 keep a
+    CheckpointManager directory in ``backup_dir/chief`` (and, on non-chief workers, a
+    temporary one beside it), so the look goes deeper than :func:`_holds_checkpoint`.
+    """
     if not os.path.isdir(directory):
         return False
     for root, dirs, files in os.walk(directory):
-        if any(f in _BACKUP_FILES or f.endswith(".index") for f in files):
+        if any(
+            f in _KERAS3_BACKUP_FILES or f == "checkpoint" or f.endswith(".index") for f in files
+        ):
             return True
         if root[len(directory) :].count(os.sep) >= depth:
             dirs[:] = []
     return False
+
+
+def _resume_dir_has_state(directory: str) -> bool:
+    """A checkpoint or a ``BackupAndRestore`` backup that ``resume_dir`` names.
+
+    The directory itself, plus the one subfolder a tf_keras / Keras 2 backup lives in
+    (``resume_dir`` is how a hand-driven :class:`CheckpointInit` learns of a backup), and
+    no other subfolder.
+    """
+    if _holds_checkpoint(directory):
+        return True
+    if not os.path.isdir(directory):
+        return False
+    if any(os.path.isfile(os.path.join(directory, f)) for f in _KERAS3_BACKUP_FILES):
+        return True
+    return _holds_checkpoint(os.path.join(directory, _LEGACY_BACKUP_SUBDIR))
 
 
 def _is_chief(model: Any) -> bool:
@@ -169,6 +210,12 @@ class CheckpointInit(Callback):
     - a ``BackupAndRestore`` or :class:`CheckpointSaver` among the same callbacks holds a
       backup or checkpoint that it is about to restore (they are placed after it);
     - ``resume_dir`` (one directory or several) holds a checkpoint or a backup.
+
+    A :class:`CheckpointSaver` directory or a ``resume_dir`` counts only with a checkpoint
+    directly in it (a ``checkpoint`` state file or a ``*.index``; for ``resume_dir`` also
+    a ``BackupAndRestore`` backup, which tf_keras and Keras 2 keep in ``chief/``), so an
+    exported checkpoint in a subfolder (``run/export/model.ckpt.index``) does not stop
+    the warm start.
 
     Args:
         ckpt_dir_or_file: the pretrained checkpoint (directory, prefix, ``.index``).
@@ -262,14 +309,16 @@ class CheckpointInit(Callback):
             step = global_step(self.model, "CheckpointInit")
             if step > 0:
                 return f"optimizer.iterations is {step}"
-        candidates = [(d, "resume_dir") for d in self.resume_dirs]
+        # Each source with the look that fits what it restores from: a CheckpointSaver
+        # restores only from its own directory, a BackupAndRestore maybe from a subfolder.
+        candidates = [(d, "resume_dir", _resume_dir_has_state) for d in self.resume_dirs]
         for cb in _sibling_callbacks(self):
             if isinstance(cb, CheckpointSaver) and cb.restore:
-                candidates.append((cb.checkpoint_dir, "CheckpointSaver"))
+                candidates.append((cb.checkpoint_dir, "CheckpointSaver", _holds_checkpoint))
             elif type(cb).__name__ == "BackupAndRestore" and hasattr(cb, "backup_dir"):
-                candidates.append((os.fspath(cb.backup_dir), "BackupAndRestore"))
-        for directory, source in candidates:
-            if _dir_has_state(directory):
+                candidates.append((os.fspath(cb.backup_dir), "BackupAndRestore", _holds_backup))
+        for directory, source, has_state in candidates:
+            if has_state(directory):
                 return f"{source} directory {directory} holds a checkpoint"
         return None
 
