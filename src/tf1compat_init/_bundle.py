@@ -33,6 +33,7 @@ import numpy as np
 
 from . import _proto
 from ._proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError
+from ._proto_fast import entry_fields, trackable_object_fields
 from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 
 __all__ = [
@@ -156,6 +157,8 @@ def _load_crc_backend() -> Callable[[int, np.ndarray], int]:
             def native(crc: int, data: np.ndarray, _fn: Any = fn) -> int:
                 return int(_fn(crc & _U32, data.ctypes.data, data.size))
 
+            native.at = fn  # type: ignore[attr-defined]  # see crc32c_at()
+
             check = np.frombuffer(_CRC_CHECK_INPUT, dtype=np.uint8)
             if native(0, check) == _CRC_CHECK_VALUE:
                 _LOG.debug("crc32c: using %s through ctypes", path)
@@ -182,6 +185,20 @@ def _crc_extend(crc: int, data: np.ndarray) -> int:
     if _crc_backend is None:
         _crc_backend = _load_crc_backend()
     return _crc_backend(crc, data)
+
+
+def crc32c_at() -> Callable[[int, int, int], int] | None:
+    """The native ``crc32c_extend(crc, address, size)``, or None without one.
+
+    For callers that checksum thousands of small ranges of one buffer: they
+    compute each range's address from the buffer's (which they keep alive), so a
+    call costs a fraction of :func:`crc32c`'s, and the GIL is released during
+    each, so threads checksum in parallel.
+    """
+    global _crc_backend
+    if _crc_backend is None:
+        _crc_backend = _load_crc_backend()
+    return getattr(_crc_backend, "at", None)
 
 
 def _as_u8(data: Any) -> np.ndarray:
@@ -406,9 +423,9 @@ def encode_tensor_name_slice(name: bytes, extents: Iterable[tuple[int, int]]) ->
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BundleEntry:
-    """One tensor's metadata from the ``.index`` file.
+class BundleEntry(NamedTuple):
+    """One tensor's metadata from the ``.index`` file (a named tuple: a checkpoint
+    has one per tensor, and a tuple is the cheapest immutable record to build).
 
     Attributes:
         key: the checkpoint key.
@@ -571,6 +588,19 @@ def _utf8(value: bytes) -> str:
 
 
 def _parse_trackable_object(data: bytes) -> ObjectGraphNode:
+    fast = trackable_object_fields(data)
+    if fast is not None:
+        children_, attributes_ = fast
+        return ObjectGraphNode(
+            tuple([ObjectReference(*c) for c in children_]),
+            tuple([SerializedTensor(*a) for a in attributes_]),
+            (),
+        )
+    return _parse_trackable_object_general(data)
+
+
+def _parse_trackable_object_general(data: bytes) -> ObjectGraphNode:
+    """Any valid ``TrackableObject``, every field checked (``_proto_fast`` is the quick path)."""
     children, attributes, slots = [], [], []
     for field, wire, value in _proto.iter_fields(data):
         if field == 1:
@@ -783,8 +813,7 @@ def _parse_header(data: bytes) -> _Header:
     return _Header(num_shards, endianness == 1, producer, min_consumer, tuple(bad))
 
 
-@dataclass(frozen=True)
-class _RawEntry:
+class _RawEntry(NamedTuple):
     dtype: int
     shape: tuple[int, ...]
     shard_id: int
@@ -828,6 +857,14 @@ def _parse_slice(data: bytes) -> tuple[tuple[int, int], ...]:
 
 
 def _parse_entry(data: bytes) -> _RawEntry:
+    fast = entry_fields(data)
+    if fast is not None:
+        return _RawEntry(*fast, ())
+    return _parse_entry_general(data)
+
+
+def _parse_entry_general(data: bytes) -> _RawEntry:
+    """Any valid ``BundleEntryProto``, every field checked (``_proto_fast`` is the quick path)."""
     dtype, shard_id, offset, size, crc = 0, 0, 0, 0, 0
     dims: list[int] = []
     slices = []
@@ -947,7 +984,20 @@ class BundleReader:
 
         entries: dict[str, BundleEntry] = {}
         self._slice_entries: dict[bytes, BundleEntry] = {}
+        names = _DTYPE_NAMES
+        num_shards = self.num_shards
         for raw_key, value in table[1:]:
+            fast = entry_fields(value)
+            if fast is not None and raw_key[:1] != b"\x00":
+                # The common case, checked in line: a known dtype, a shard that
+                # exists, sizes that are not negative (entry_fields returns None
+                # for negative varints); anything else takes the full path below.
+                dtype, shape, shard_id, offset, size, crc = fast
+                name = names.get(dtype)
+                if name is not None and shard_id < num_shards and _numel(shape) < 1 << 63:
+                    key = raw_key.decode("utf-8", "surrogateescape")
+                    entries[key] = BundleEntry(key, name, shape, shard_id, offset, size, crc, ())
+                    continue
             try:
                 raw = _parse_entry(value)
             except ProtoDecodeError as e:

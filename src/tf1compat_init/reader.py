@@ -193,15 +193,25 @@ class CheckpointInfo:
             bookkeeping keys such as ``_CHECKPOINTABLE_OBJECT_GRAPH`` are left out.
         object_paths: for object-based checkpoints, key -> readable object path
             (``model/layer_with_weights-0/kernel``); empty for name-based ones.
+            Parsed from the object graph on first use (a restore by checkpoint
+            key never needs it); a corrupt graph raises ``CheckpointCorruptError``
+            then.
         data_files: the ``.data-NNNNN-of-NNNNN`` shards, all present.
     """
 
     prefix: str
     format: str
     variables: dict[str, VariableInfo]
-    object_paths: dict[str, str] = field(default_factory=dict)
     data_files: list[str] = field(default_factory=list)
     _reader: Any = field(default=None, repr=False)
+    _object_paths: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def object_paths(self) -> dict[str, str]:
+        if self._object_paths is None:
+            graph = self._reader.object_graph() if self.format == "object-based" else None
+            self._object_paths = graph.paths() if graph is not None else {}
+        return self._object_paths
 
     @property
     def index_file(self) -> str:
@@ -358,12 +368,10 @@ def checkpoint_from_reader(reader: Any) -> CheckpointInfo:
         for key, e in reader.entries.items()
         if key not in INTERNAL_KEYS
     }
-    graph = reader.object_graph() if OBJECT_GRAPH_KEY in reader.entries else None
     return CheckpointInfo(
         prefix=prefix,
-        format="object-based" if graph is not None else "name-based",
+        format="object-based" if OBJECT_GRAPH_KEY in reader.entries else "name-based",
         variables=variables,
-        object_paths=graph.paths() if graph is not None else {},
         data_files=[reader.data_path(i) for i in range(reader.num_shards)],
         _reader=reader,
     )
