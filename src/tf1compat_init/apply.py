@@ -50,6 +50,7 @@ variable.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -126,6 +127,7 @@ class _Assigner:
         self.dlpack_ok = set(self._DLPACK)
         self._from_dlpack = tf.experimental.dlpack.from_dlpack
         self._assign_op = tf.raw_ops.AssignVariableOp
+        self.fast_assign = self._fast_assign_op()
         try:
             from tensorflow.python.ops.resource_variable_ops import (
                 ResourceVariable,
@@ -238,6 +240,48 @@ class _Assigner:
             back = np.ascontiguousarray(tensor.numpy()).reshape(-1).view(np.uint8)
             known = _SHARES_MEMORY[tf_dtype.name] = bool(np.array_equal(back, pattern))
         return known
+
+    def _fast_assign_op(self) -> Any:
+        """``f(handle, tensor, "validate_shape", False)``: the eager op without its wrapper.
+
+        ``tf.raw_ops.AssignVariableOp`` spends a few microseconds in Python around
+        TensorFlow's fast-path call, as much again as the op for a small tensor. The
+        call is private API, so it is looked up defensively; any failure through it
+        (an error, or TensorFlow declining the fast path) is retried through
+        :meth:`assign`, which raises TensorFlow's own typed error.
+        """
+        try:
+            from tensorflow.python import pywrap_tfe
+            from tensorflow.python.eager import context
+
+            return functools.partial(
+                pywrap_tfe.TFE_Py_FastPathExecute, context.context(), "AssignVariableOp", None
+            )
+        except (ImportError, AttributeError):  # pragma: no cover - a future TensorFlow
+            op = self._assign_op
+            return lambda handle, tensor, *_: op(resource=handle, value=tensor)
+
+    def handle(self, variable: Any) -> Any:
+        """The resource handle :meth:`assign` would assign to directly, or None."""
+        if type(variable) in self._plain_types:
+            return variable.handle
+        inner = self._keras_inner(variable)
+        return None if inner is None else inner.handle
+
+    def assign_many(self, pairs: list[tuple[_Job, Any]], done: list[_Job]) -> None:
+        """Assigns each ``(job, tensor)`` in order, noting each one in ``done``."""
+        fast, handle_of, landed = self.fast_assign, self.handle, done.append
+        for job, tensor in pairs:
+            variable = job.part.variable
+            handle = handle_of(variable)
+            if handle is None:
+                self.assign(variable, tensor)
+            else:
+                try:
+                    fast(handle, tensor, "validate_shape", False)
+                except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
+                    self.assign(variable, tensor)
+            landed(job)
 
     def assign(self, variable: Any, tensor: Any) -> None:
         # A plain eager resource variable takes the raw op (a fifth of the cost of
@@ -508,9 +552,7 @@ def _apply_in_memory(
                 np.copyto(value, part)
         nbytes += value.nbytes
         tensors.append(assigner.tensor(value, _tf_dtype(tf, checkpoint.variables[job.key].dtype)))
-    for job, tensor in zip(jobs, tensors, strict=True):
-        assigner.assign(job.part.variable, tensor)
-        done.append(job)
+    assigner.assign_many(list(zip(jobs, tensors, strict=True)), done)
     return nbytes
 
 
@@ -555,17 +597,27 @@ def _apply_fast(
         if staging == "stream":
             reader.verify(fast_keys)
             reader.check_unchanged()
+            handle = assigner.handle
             requests = [
-                ReadRequest(j.key, j.slices, j) for j in jobs if j.key in fast
+                ReadRequest(j.key, j.slices, (j, handle(j.part.variable)))
+                for j in jobs
+                if j.key in fast
             ]  # one buffer per variable: never two imports of the same memory
-            adopt, assign = assigner.adopt, assigner.assign  # per-variable loop: keep it lean
+            # The per-variable loop: kept lean (see _Assigner.assign_many).
+            adopt, assign, fast_assign = assigner.adopt, assigner.assign, assigner.fast_assign
             landed = done.append
             for loaded in reader.stream(requests, allocate=assigner.allocate):
-                job = loaded.request.token
+                job, target = loaded.request.token
                 nbytes += loaded.buffer.nbytes
                 tensor = adopt(loaded, dtypes[job.key])
                 del loaded
-                assign(job.part.variable, tensor)
+                if target is None:
+                    assign(job.part.variable, tensor)
+                else:
+                    try:
+                        fast_assign(target, tensor, "validate_shape", False)
+                    except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
+                        assign(job.part.variable, tensor)
                 landed(job)
                 del tensor
             # The copies read the files again: the values assigned are the ones verified
@@ -601,15 +653,12 @@ def _apply_fast(
             staged.clear()
             loaded = whole = None  # our last references to staged buffers
             assigner.peak_read_ahead = held
-            for job, tensor in pending:
-                assigner.assign(job.part.variable, tensor)
-                done.append(job)
+            assigner.assign_many(pending, done)
     # Step 2b: values read in memory in step 1.
     for job in slow_jobs:
         value = np.asarray(slow_values[job.key])
         if job.slices is not None:
             value = value[job.slices]
         nbytes += value.nbytes
-        assigner.assign(job.part.variable, assigner.tensor(value, dtypes[job.key]))
-        done.append(job)
+        assigner.assign_many([(job, assigner.tensor(value, dtypes[job.key]))], done)
     return nbytes
