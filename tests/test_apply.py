@@ -5,6 +5,7 @@ itself (``Saver`` in eager mode, or a TF1 graph for stored slices).
 """
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -405,6 +406,31 @@ def test_small_restores_are_staged_whole(pristine, monkeypatch, window, two_pass
     kwargs = {} if window is None else {"window_bytes": window}
     _restore(prefix, variables, **kwargs)
     assert bool(verified) is two_pass
+    for k, v in values.items():
+        assert _same_bits(variables[k].numpy(), v), k
+
+
+def test_stream_stages_what_fits_its_window_and_verifies_only_the_rest(
+    tmp_path, monkeypatch, caplog
+):
+    """A restore larger than the window: the first values in file order that fit the
+    bound (window + largest) are staged whole, in one pass; only the rest take the
+    separate checksum pass, and the read-ahead stays within the bound."""
+    tensor = 64 << 10
+    values = {f"t{i:02d}": np.full(tensor // 4, i, np.float32) for i in range(12)}
+    prefix = _save(str(tmp_path / "ckpt"), values)
+    variables = _fresh_variables(values)
+    verified = []
+    real = FastReader.verify
+    monkeypatch.setattr(
+        FastReader, "verify", lambda self, keys: verified.append(sorted(keys)) or real(self, keys)
+    )
+    with caplog.at_level(logging.INFO, logger="tf1compat_init.apply"):
+        _restore(prefix, variables, window_bytes=2 * tensor)
+    # window (2 tensors) + largest (1 tensor): the first 3 are staged, 9 verified.
+    assert verified == [[f"t{i:02d}" for i in range(3, 12)]]
+    (record,) = [r for r in caplog.records if "peak read-ahead" in r.msg]
+    assert 0 < record.args[3] * 2**20 <= 3 * tensor
     for k, v in values.items():
         assert _same_bits(variables[k].numpy(), v), k
 

@@ -2,15 +2,18 @@
 
 The fast path (checkpoints read by the native bundle reader):
 
-1. **Verify.** Every planned tensor's size and CRC32C is checked where it lies in
-   the memory-mapped data files, in parallel threads. Tensors the fast path does
-   not stream (strings, dtypes only TensorFlow decodes, tensors stored in slices)
-   are read and verified into memory here too. Nothing is assigned yet.
-2. **Load.** Each variable's value (or each partition's slice of it) is copied
-   into a fresh 64-byte aligned buffer by worker threads, handed to TensorFlow
-   through DLPack (TensorFlow adopts the buffer; no second copy) and assigned
-   with one ``AssignVariableOp`` per variable. The old value's memory is released
-   as each assign lands.
+1. **Verify.** Every planned tensor's size and CRC32C is checked before the first
+   assign, in parallel threads. The first values in file order that fit in the
+   stream's memory bound (all of them, for a restore that fits) are *staged*:
+   copied into their final buffers and checksummed there, one pass over the page
+   cache. The rest are checksummed where they lie in the memory-mapped data files.
+   Tensors the fast path does not stream (strings, dtypes only TensorFlow decodes,
+   tensors stored in slices) are read and verified into memory here too.
+2. **Load.** The staged values are assigned. Then each other variable's value (or
+   each partition's slice of it) is copied into a fresh 64-byte aligned buffer by
+   worker threads, handed to TensorFlow through DLPack (TensorFlow adopts the
+   buffer; no second copy) and assigned with one ``AssignVariableOp`` per
+   variable. The old value's memory is released as each assign lands.
 
 Guarantees and their memory cost (``staging``):
 
@@ -24,7 +27,8 @@ Guarantees and their memory cost (``staging``):
   meanwhile is harmless, it is held open) is caught by its size and modification
   time, before the first assign or, if it happens during the load pass, right
   after it (see below). A restore that fits in that bound anyway is staged
-  whole, as with ``"all"``: one pass, and the stronger guarantee. Data files are
+  whole, as with ``"all"``: one pass, and the stronger guarantee; a bigger one
+  stages what fits and streams the rest. Data files are
   memory-mapped: as with ``numpy.memmap``, truncating one in place while it is
   read makes the process fail (``SIGBUS``).
 - ``"all"``: every value is copied into its final buffer and verified *there*
@@ -570,6 +574,99 @@ def _fits_in_window(bundle: Any, jobs: list[_Job], fast: set[str], window_bytes:
     return sum(sizes.values()) + parts <= window_bytes + max(sizes.values())
 
 
+def _staged_head(
+    bundle: Any, jobs: list[_Job], fast_keys: list[str], window_bytes: int
+) -> set[str]:
+    """The keys ``"stream"`` stages whole: all if they fit its bound, else a file-order prefix.
+
+    Staging a value (copy, then checksum in its final buffer) reads the page cache
+    once; streaming it reads it twice (checksum where it lies, then copy). The
+    stream's memory bound, the window plus the largest tensor, is free until the
+    stream starts, so the first values in the files that fit in it are staged.
+    Keys with partitioned targets are left to the stream, which copies each slice.
+    """
+    fast = set(fast_keys)
+    if _fits_in_window(bundle, jobs, fast, window_bytes):
+        return fast
+    entries = bundle.entries
+    sliced = {j.key for j in jobs if j.slices is not None}
+    budget = window_bytes + max(entries[k].size for k in fast_keys)
+    head: set[str] = set()
+    used = 0
+    for key in sorted(fast_keys, key=lambda k: (entries[k].shard_id, entries[k].offset)):
+        if key in sliced:
+            continue
+        used += entries[key].size
+        if used > budget:
+            break
+        head.add(key)
+    return head
+
+
+def _staged_tensors(
+    jobs: list[_Job], staged: dict[str, Any], assigner: _Assigner, dtypes: dict[str, Any]
+) -> tuple[list[tuple[_Job, Any]], int, int]:
+    """Tensors for the jobs whose values are staged; empties ``staged``.
+
+    Returns:
+        ``(pending assigns, bytes held, bytes assigned)``.
+    """
+    held = sum(loaded.buffer.nbytes for loaded in staged.values())
+    nbytes = 0
+    tensors = {}  # key -> the tensor that adopted its whole buffer, shared by targets
+    pending = []
+    for job in jobs:
+        loaded = staged.get(job.key)
+        if loaded is None:
+            continue
+        whole = loaded.buffer
+        if job.slices is None:
+            if job.key not in tensors:
+                tensors[job.key] = assigner.adopt(loaded, dtypes[job.key])
+                nbytes += whole.nbytes
+            pending.append((job, tensors[job.key]))
+        else:
+            part = aligned_empty(job.part.shape, whole.dtype)
+            np.copyto(part, whole[job.slices])
+            nbytes += part.nbytes
+            held += part.nbytes
+            pending.append((job, assigner.tensor(part, dtypes[job.key], aligned=True)))
+    staged.clear()  # our last references to the staged buffers: the tensors own them now
+    return pending, held, nbytes
+
+
+def _stream(
+    reader: FastReader,
+    jobs: list[_Job],
+    assigner: _Assigner,
+    dtypes: dict[str, Any],
+    done: list[_Job],
+) -> int:
+    """Copies each job's (verified) value into a fresh buffer and assigns it at once."""
+    nbytes = 0
+    handle = assigner.handle
+    # One buffer per variable: never two imports of the same memory.
+    requests = [ReadRequest(j.key, j.slices, (j, handle(j.part.variable))) for j in jobs]
+    # The per-variable loop: kept lean (see _Assigner.assign_many).
+    adopt, assign, fast_assign = assigner.adopt, assigner.assign, assigner.fast_assign
+    landed = done.append
+    for loaded in reader.stream(requests, allocate=assigner.allocate):
+        job, target = loaded.request.token
+        nbytes += loaded.buffer.nbytes
+        tensor = adopt(loaded, dtypes[job.key])
+        del loaded
+        if target is None:
+            assign(job.part.variable, tensor)
+        else:
+            try:
+                fast_assign(target, tensor, "validate_shape", False)
+            except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
+                assign(job.part.variable, tensor)
+        landed(job)
+        del tensor
+    return nbytes
+
+
 def _apply_fast(
     checkpoint: Any,
     bundle: Any,
@@ -584,76 +681,45 @@ def _apply_fast(
     dtypes = {
         k: _tf_dtype(tf, checkpoint.variables[k].dtype) for k in dict.fromkeys(j.key for j in jobs)
     }
-    nbytes = 0
     reader = FastReader(bundle, threads=threads, window_bytes=window_bytes)
     with reader:
         fast_keys = [k for k in dtypes if reader.dtype_of(k) is not None]
         fast = set(fast_keys)
         slow_jobs = [j for j in jobs if j.key not in fast]
-        # Step 1: everything that could fail is checked before any assign.
+        # Step 1: everything that could fail is checked before any assign: values read
+        # in memory (strings, TensorFlow-only dtypes), values staged whole (checked in
+        # their final buffers), and the rest checked where they lie in the files.
         slow_values = checkpoint.read(list(dict.fromkeys(j.key for j in slow_jobs)))
-        if staging == "stream" and _fits_in_window(bundle, jobs, fast, window_bytes):
-            staging = "all"  # same memory bound, one pass, values verified in place
-        if staging == "stream":
-            reader.verify(fast_keys)
-            reader.check_unchanged()
-            handle = assigner.handle
-            requests = [
-                ReadRequest(j.key, j.slices, (j, handle(j.part.variable)))
-                for j in jobs
-                if j.key in fast
-            ]  # one buffer per variable: never two imports of the same memory
-            # The per-variable loop: kept lean (see _Assigner.assign_many).
-            adopt, assign, fast_assign = assigner.adopt, assigner.assign, assigner.fast_assign
-            landed = done.append
-            for loaded in reader.stream(requests, allocate=assigner.allocate):
-                job, target = loaded.request.token
-                nbytes += loaded.buffer.nbytes
-                tensor = adopt(loaded, dtypes[job.key])
-                del loaded
-                if target is None:
-                    assign(job.part.variable, tensor)
-                else:
-                    try:
-                        fast_assign(target, tensor, "validate_shape", False)
-                    except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
-                        assign(job.part.variable, tensor)
-                landed(job)
-                del tensor
+        head = fast if staging == "all" else _staged_head(bundle, jobs, fast_keys, window_bytes)
+        staged = {
+            loaded.request.key: loaded
+            for loaded in reader.stream(
+                [ReadRequest(k) for k in fast_keys if k in head],
+                crc=True,
+                allocate=assigner.allocate,
+            )
+        }
+        rest = [k for k in fast_keys if k not in head]
+        if rest:
+            reader.verify(rest)
+        reader.check_unchanged()
+        # Step 2: assign. The staged values first, then the rest as it streams.
+        pending, held, nbytes = _staged_tensors(jobs, staged, assigner, dtypes)
+        assigner.peak_read_ahead = held
+        assigner.assign_many(pending, done)
+        del pending
+        if rest:
+            nbytes += _stream(
+                reader,
+                [j for j in jobs if j.key in fast and j.key not in head],
+                assigner,
+                dtypes,
+                done,
+            )
             # The copies read the files again: the values assigned are the ones verified
             # unless a writer changed the files in place meanwhile.
             reader.check_unchanged()
-            assigner.peak_read_ahead = reader.peak_inflight_bytes
-        else:
-            staged = {
-                loaded.request.key: loaded
-                for loaded in reader.stream(
-                    [ReadRequest(k) for k in fast_keys], crc=True, allocate=assigner.allocate
-                )
-            }
-            held = sum(loaded.buffer.nbytes for loaded in staged.values())
-            tensors = {}  # key -> the tensor that adopted its whole buffer, shared by targets
-            pending = []
-            for job in jobs:
-                if job.key not in fast:
-                    continue
-                loaded = staged[job.key]
-                whole = loaded.buffer
-                if job.slices is None:
-                    if job.key not in tensors:
-                        tensors[job.key] = assigner.adopt(loaded, dtypes[job.key])
-                        nbytes += whole.nbytes
-                    pending.append((job, tensors[job.key]))
-                else:
-                    part = aligned_empty(job.part.shape, whole.dtype)
-                    np.copyto(part, whole[job.slices])
-                    nbytes += part.nbytes
-                    held += part.nbytes
-                    pending.append((job, assigner.tensor(part, dtypes[job.key], aligned=True)))
-            staged.clear()
-            loaded = whole = None  # our last references to staged buffers
-            assigner.peak_read_ahead = held
-            assigner.assign_many(pending, done)
+        assigner.peak_read_ahead = max(held, reader.peak_inflight_bytes)
     # Step 2b: values read in memory in step 1.
     for job in slow_jobs:
         value = np.asarray(slow_values[job.key])

@@ -64,6 +64,33 @@ def _fail_on_call(monkeypatch, owner, name, n):
     return calls
 
 
+def _in_load_pass(monkeypatch, n, action):
+    """Runs ``action()`` on the ``n``-th copy task of the load pass, the one after
+    ``FastReader.verify`` (values staged whole are copied before it, in step 1)."""
+    real_verify, real_run = _fastread.FastReader.verify, _fastread._run_task
+    calls = []
+
+    def verify(self, keys):
+        real_verify(self, keys)
+        calls.clear()
+        calls.append("armed")
+
+    def run(task):
+        if calls and calls[0] == "armed":
+            calls.append(1)
+            if len(calls) == n + 1:
+                action()
+        return real_run(task)
+
+    monkeypatch.setattr(_fastread.FastReader, "verify", verify)
+    monkeypatch.setattr(_fastread, "_run_task", run)
+    return calls
+
+
+def _raise_fault():
+    raise InjectedFault("injected fault in _run_task (load pass)")
+
+
 def _small_pieces(monkeypatch):
     # One task per tensor or so, so that "the third call" is part way through.
     monkeypatch.setattr(_fastread, "PIECE_BYTES", 4096)
@@ -164,7 +191,7 @@ def test_fault_after_the_first_assign(frontend, wide_ckpt, frontend_model, monke
     memory (that is ``staging='all'``), so the error names exactly what changed instead.
     """
     _small_pieces(monkeypatch)
-    _fail_on_call(monkeypatch, _fastread, "_run_task", 3)
+    _in_load_pass(monkeypatch, 3, _raise_fault)
     err, changed, total = _partial_restore(frontend, frontend_model, wide_ckpt)
     assert 0 < len(changed) < total  # a real partial restore, not a trivial one
     assert len(err.changed) == len(changed)
@@ -260,16 +287,7 @@ def test_data_file_rewritten_during_the_load_pass(wide_ckpt, frontend_model, tmp
     _small_pieces(monkeypatch)
     prefix = _copy(wide_ckpt, tmp_path)
     data = tci.open_checkpoint(prefix).data_files[1]
-    real = _fastread._run_task
-    calls = []
-
-    def write_on_third(task):
-        calls.append(1)
-        if len(calls) == 3:
-            _rewrite_in_place(data)
-        return real(task)
-
-    monkeypatch.setattr(_fastread, "_run_task", write_on_third)
+    _in_load_pass(monkeypatch, 3, lambda: _rewrite_in_place(data))
     err, changed, total = _partial_restore("engine", frontend_model, prefix)
     assert set(err.changed) == changed and changed  # what was assigned is named
     assert isinstance(err.__cause__, tci.CheckpointCorruptError)
