@@ -206,3 +206,30 @@ def test_restore_speed_size_specs():
     assert tiny.kind == "tiny" and tiny.largest <= 4 << 20
     with pytest.raises(Exception, match="bad size"):
         bench.parse_size("lots")
+
+
+def test_cli_startup_quick(tmp_path):
+    """inspect and plan run in fresh processes without importing TensorFlow."""
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "cli.json"
+    proc = _run([BENCH / "cli_startup.py", "--quick", "--out", out], tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    runs = result["results"]
+    assert set(runs) == {
+        "inspect (ours)",
+        "plan (ours)",
+        "inspect via TensorFlow",
+        "import tensorflow",
+    }
+    assert runs["inspect (ours)"]["imported_tensorflow"] is False
+    assert runs["plan (ours)"]["imported_tensorflow"] is False
+    assert '"format": "name-based"' in runs["inspect (ours)"]["stdout_head"]
+    assert all(r["median_s"] > 0 for r in runs.values())
+
+
+def test_cli_startup_detects_a_tensorflow_import():
+    bench = _load_bench("cli_startup")
+    log = "import time:      4317 |    2429078 | tensorflow\nimport time: 1 | 1 |   json\n"
+    assert bench.imports_tensorflow(log)
+    assert not bench.imports_tensorflow("import time: 1 | 1 |   tensorflow_estimator\n")
