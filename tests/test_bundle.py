@@ -915,3 +915,29 @@ def test_missing_shard(tf, saver_ckpt, tmp_path):
         reader.read(key)
     with pytest.raises(CheckpointNotFoundError):
         reader.read_many(reader.entries)
+
+
+def test_parsing_the_index_pauses_the_garbage_collector(tmp_path, monkeypatch):
+    """A full collection with TensorFlow's heap loaded costs 100+ ms; parsing makes no
+    cycles, so it runs with the collector off, and leaves it as it found it."""
+    import gc
+
+    prefix = str(tmp_path / "c")
+    write_bundle(prefix, {"a": np.ones(3, np.float32), "b": np.zeros(2, np.float64)})
+    seen = []
+    real = BundleReader._init_from_table
+
+    def spy(self, table):
+        seen.append(gc.isenabled())
+        return real(self, table)
+
+    monkeypatch.setattr(BundleReader, "_init_from_table", spy)
+    assert gc.isenabled()
+    BundleReader(prefix)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        BundleReader(prefix)
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()

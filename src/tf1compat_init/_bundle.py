@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, NoReturn
 import numpy as np
 
 from . import _proto
+from ._gc import gc_paused
 from ._proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError
 from ._proto_fast import entry_fields, trackable_object_fields
 from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
@@ -952,8 +953,9 @@ class BundleReader:
         self._object_graph: ObjectGraph | None = None
         self._index_path = index_path if index_path is not None else self.prefix + ".index"
         try:
-            table = _read_table(self._index_path)
-            self._init_from_table(table)
+            with gc_paused():  # thousands of entries, no cycles
+                table = _read_table(self._index_path)
+                self._init_from_table(table)
         except _BadIndex as e:
             raise CheckpointCorruptError(
                 f"corrupt checkpoint index {self._index_path}: {e}"
@@ -1491,7 +1493,8 @@ class BundleReader:
             )
         data = self.read(OBJECT_GRAPH_KEY)[()]
         try:
-            graph = ObjectGraph.parse(data)
+            with gc_paused():  # an object per node, no cycles
+                graph = ObjectGraph.parse(data)
         except ProtoDecodeError as e:
             raise CheckpointCorruptError(
                 f"{OBJECT_GRAPH_KEY} of checkpoint {self.prefix} is not a valid object graph: {e}"

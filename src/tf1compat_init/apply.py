@@ -55,7 +55,6 @@ variable.
 from __future__ import annotations
 
 import functools
-import gc
 import logging
 import math
 import sys
@@ -72,6 +71,7 @@ from ._fastread import (
     ReadRequest,
     aligned_empty,
 )
+from ._gc import gc_paused
 from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
@@ -477,24 +477,20 @@ def apply_plan(
         # A restore allocates a few objects per variable; with TensorFlow's large heap
         # loaded, each full collection they trigger costs 100+ ms. Nothing here makes
         # reference cycles, so collection waits until the restore is over.
-        paused = gc.isenabled()
-        gc.disable()
         done: list[_Job] = []  # assigned so far, to name them if a later step fails
         try:
-            bundle = getattr(checkpoint, "bundle", None)
-            if bundle is None:
-                nbytes = _apply_in_memory(checkpoint, jobs, assigner, done)
-            else:
-                nbytes = _apply_fast(
-                    checkpoint, bundle, jobs, assigner, staging, threads, window_bytes, done
-                )
+            with gc_paused():
+                bundle = getattr(checkpoint, "bundle", None)
+                if bundle is None:
+                    nbytes = _apply_in_memory(checkpoint, jobs, assigner, done)
+                else:
+                    nbytes = _apply_fast(
+                        checkpoint, bundle, jobs, assigner, staging, threads, window_bytes, done
+                    )
         except Exception as e:
             if not done:
                 raise  # nothing changed: the error is the whole story
             raise _partial(jobs, done, e, staging) from e
-        finally:
-            if paused:
-                gc.enable()
         took = time.perf_counter() - start
         logger.info(
             "assigned %d variables (%.1f MiB, %d adopted without a copy, peak read-ahead"

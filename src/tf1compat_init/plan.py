@@ -7,13 +7,13 @@ Nothing here changes a variable: a front end applies a plan only after
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._gc import gc_paused
 from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, Pair, _SortedList, nearest
 from .report import Mismatch, RestoreReport, shapes_compatible
@@ -233,9 +233,7 @@ def plan_restore(
         >>> plan = plan_restore("/tmp/pretrained", {"dense/kernel": ((4, 2), "float32")})
         ...     # doctest: +SKIP
     """
-    was_enabled = gc.isenabled()
-    gc.disable()  # planning allocates many small objects and frees none: no cycles to find
-    try:
+    with gc_paused():  # planning allocates many small objects and frees none
         return _plan(
             checkpoint,
             targets,
@@ -245,9 +243,6 @@ def plan_restore(
             optional=optional,
             on_conflict=on_conflict,
         )
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _plan(
