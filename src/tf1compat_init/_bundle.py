@@ -857,13 +857,6 @@ def _parse_slice(data: bytes) -> tuple[tuple[int, int], ...]:
     return tuple(extents)
 
 
-def _parse_entry(data: bytes) -> _RawEntry:
-    fast = entry_fields(data)
-    if fast is not None:
-        return _RawEntry(*fast, ())
-    return _parse_entry_general(data)
-
-
 def _parse_entry_general(data: bytes) -> _RawEntry:
     """Any valid ``BundleEntryProto``, every field checked (``_proto_fast`` is the quick path)."""
     dtype, shard_id, offset, size, crc = 0, 0, 0, 0, 0
@@ -1000,8 +993,8 @@ class BundleReader:
                     key = raw_key.decode("utf-8", "surrogateescape")
                     entries[key] = BundleEntry(key, name, shape, shard_id, offset, size, crc, ())
                     continue
-            try:
-                raw = _parse_entry(value)
+            try:  # entry_fields already decoded the common layout: not twice
+                raw = _RawEntry(*fast, ()) if fast is not None else _parse_entry_general(value)
             except ProtoDecodeError as e:
                 raise _BadIndex(f"entry {raw_key!r}: bad protobuf: {e}") from None
             is_slice = raw_key.startswith(b"\x00")

@@ -542,12 +542,8 @@ class FastReader:
     # -- pass 2: stream into aligned buffers --------------------------------------
 
     def _source(self, req: ReadRequest) -> _Source:
-        entry = self.reader.entries[req.key]
-        dtype = self.dtype_of(req.key)
-        if dtype is None:
-            raise UnsupportedCheckpointError(f"{req.key!r} is not a plain numeric tensor")
-        self.reader._check_size(entry, req.key, dtype)
-        self._shard(entry, req.key)
+        entry = self._checked(req.key)
+        dtype = self.dtype_of(req.key)  # known: _checked raised if there is none
         if req.slices is None:
             shape = entry.shape
             return _Source(req, entry, dtype, shape, entry.size, None, entry.offset)

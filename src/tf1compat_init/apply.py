@@ -274,31 +274,31 @@ class _Assigner:
 
     def assign_many(self, pairs: list[tuple[_Job, Any]], done: list[_Job]) -> None:
         """Assigns each ``(job, tensor)`` in order, noting each one in ``done``."""
-        fast, handle_of, landed = self.fast_assign, self.handle, done.append
+        assign_to, handle_of, landed = self.assign_to, self.handle, done.append
         for job, tensor in pairs:
             variable = job.part.variable
-            handle = handle_of(variable)
-            if handle is None:
-                self.assign(variable, tensor)
-            else:
-                try:
-                    fast(handle, tensor, "validate_shape", False)
-                except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
-                    self.assign(variable, tensor)
+            assign_to(handle_of(variable), variable, tensor)
             landed(job)
 
-    def assign(self, variable: Any, tensor: Any) -> None:
-        # A plain eager resource variable takes the raw op (a fifth of the cost of
-        # .assign()). Anything else (distributed, Keras wrappers) gets .assign() so
-        # that it reaches every replica or component.
-        if type(variable) in self._plain_types:
-            self._assign_op(resource=variable.handle, value=tensor)
-            return
-        inner = self._keras_inner(variable)
-        if inner is not None:
-            self._assign_op(resource=inner.handle, value=tensor)
-        else:
+    def assign_to(self, handle: Any, variable: Any, tensor: Any) -> None:
+        """Assigns ``tensor`` to ``variable``, whose :meth:`handle` is ``handle``."""
+        if handle is None:
             variable.assign(tensor)
+            return
+        try:
+            self.fast_assign(handle, tensor, "validate_shape", False)
+        except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
+            self.assign(variable, tensor)
+
+    def assign(self, variable: Any, tensor: Any) -> None:
+        # A plain eager resource variable (or the one a Keras 3 variable wraps) takes
+        # the raw op (a fifth of the cost of .assign()). Anything else (distributed,
+        # Keras wrappers) gets .assign() so that it reaches every replica or component.
+        handle = self.handle(variable)
+        if handle is None:
+            variable.assign(tensor)
+        else:
+            self._assign_op(resource=handle, value=tensor)
 
     def _keras_inner(self, variable: Any) -> Any:
         """The plain tf.Variable a Keras 3 variable assigns to, when that is all it does.
@@ -511,6 +511,7 @@ def _partial(jobs: list[_Job], done: list[_Job], cause: Exception, staging: str)
     changed = list(dict.fromkeys(j.target for j in done))
     landed = set(changed)
     unchanged = [t for t in dict.fromkeys(j.target for j in jobs) if t not in landed]
+    total = len(changed) + len(unchanged)
     shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
     hint = (
         "; apply_plan(..., staging='all') stages every value before the first assign, at the"
@@ -518,18 +519,13 @@ def _partial(jobs: list[_Job], done: list[_Job], cause: Exception, staging: str)
         if staging == "stream"
         else ""
     )
-    logger.error(
-        "restore failed after assigning %d of %d variables",
-        len(changed),
-        len(landed) + len(unchanged),
-    )
+    logger.error("restore failed after assigning %d of %d variables", len(changed), total)
     return PartialRestoreError(
-        f"restore failed after {len(changed)} of {len(changed) + len(unchanged)} variables"
-        f" were assigned ({shown}): {type(cause).__name__}: {cause}. Those variables were assigned"
-        f" and the other {len(unchanged)} keep their old values (see .changed and .unchanged). Every checksum, shape and dtype was checked before the first assign, so"
-        f" the checkpoint and the map are not at fault: fix the cause (memory, the device, a"
-        f" process writing the checkpoint) and run the restore again, which sets every"
-        f" variable{hint}",
+        f"restore failed after {len(changed)} of {total} variables were assigned ({shown}):"
+        f" {type(cause).__name__}: {cause}. The other {len(unchanged)} keep their old values"
+        f" (see .changed and .unchanged). Every checksum, shape and dtype was checked before"
+        f" the first assign: fix the cause (memory, the device, a process writing the"
+        f" checkpoint) and run the restore again, which sets every variable{hint}",
         changed=changed,
         unchanged=unchanged,
     )
@@ -643,21 +639,13 @@ def _stream(
     handle = assigner.handle
     # One buffer per variable: never two imports of the same memory.
     requests = [ReadRequest(j.key, j.slices, (j, handle(j.part.variable))) for j in jobs]
-    # The per-variable loop: kept lean (see _Assigner.assign_many).
-    adopt, assign, fast_assign = assigner.adopt, assigner.assign, assigner.fast_assign
-    landed = done.append
+    adopt, assign_to, landed = assigner.adopt, assigner.assign_to, done.append
     for loaded in reader.stream(requests, allocate=assigner.allocate):
-        job, target = loaded.request.token
+        job, handle = loaded.request.token
         nbytes += loaded.buffer.nbytes
         tensor = adopt(loaded, dtypes[job.key])
         del loaded
-        if target is None:
-            assign(job.part.variable, tensor)
-        else:
-            try:
-                fast_assign(target, tensor, "validate_shape", False)
-            except Exception:  # noqa: BLE001 - retried for TensorFlow's typed error
-                assign(job.part.variable, tensor)
+        assign_to(handle, job.part.variable, tensor)
         landed(job)
         del tensor
     return nbytes

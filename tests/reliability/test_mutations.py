@@ -299,13 +299,13 @@ def test_dtype_the_native_reader_leaves_to_tensorflow(pristine, tmp_path, enum, 
     import subprocess
     import sys
 
-    from tf1compat_init._bundle import _parse_entry, _read_table
+    from tf1compat_init._bundle import _parse_entry_general, _read_table
     from tf1compat_init._bundle_writer import _entry_proto, build_table
 
     target = h.copy_checkpoint(pristine[0], tmp_path)
     items = _read_table(target + ".index")
     i = next(n for n, (k, _) in enumerate(items) if k == b"a/step")
-    e = _parse_entry(items[i][1])
+    e = _parse_entry_general(items[i][1])
     items[i] = (b"a/step", _entry_proto(enum, tuple(e.shape), e.offset, e.size, e.crc32c))
     Path(target + ".index").write_bytes(build_table(items))
     proc = subprocess.run(
