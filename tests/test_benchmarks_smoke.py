@@ -94,6 +94,13 @@ def test_restore_speed_json_shape(restore_quick):
         ours = size["methods"]["ours"]
         assert ours["verified_after_memory_run"] is True
         assert ours["peak_extra_bytes"] is not None and ours["peak_extra_bytes"] >= 0
+        # --quick times one first restore per method, each in a fresh process.
+        for name in ("saver_restore", "checkpoint_restore", "ours"):
+            r = size["methods"][name]
+            assert len(r["cold_times_s"]) == 1 and r["cold_median_s"] > 0, name
+            assert r["verified_after_cold_runs"] is True, name
+        assert size["ratios"]["first_ours_vs_saver_restore"] > 0
+        assert size["ratios"]["first_ours_vs_checkpoint_restore"] > 0
 
 
 def test_restore_speed_small_goals_are_evaluated(restore_quick):
@@ -104,6 +111,8 @@ def test_restore_speed_small_goals_are_evaluated(restore_quick):
         "ours >= 1.5x saver_restore",
         "ours >= 1.5x saver_restore_graph",
         "ours >= 5.0x checkpoint_restore",
+        "ours >= 1.5x saver_restore, first restore in a fresh process",
+        "ours >= 5.0x checkpoint_restore, first restore in a fresh process",
     }
     for g in goals.values():
         assert g["ratio"] is not None and isinstance(g["met"], bool)
