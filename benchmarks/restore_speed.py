@@ -11,6 +11,7 @@ Methods (each skipped, with the reason, when it cannot run here):
 
 - ``raw_read``: the ``.data`` bytes read into one preallocated buffer (an upper bound);
 - ``memcpy``: a copy between two preallocated buffers (the memory bandwidth);
+- ``fresh_memory``: one write per page of freshly mapped memory (what page faults cost);
 - ``saver_restore``: ``tf.compat.v1.train.Saver.restore`` into the eager variables;
 - ``saver_restore_graph``: the same in a TF1 graph and session (variables of its own);
 - ``checkpoint_restore``: ``tf.train.Checkpoint.restore``;
@@ -51,6 +52,7 @@ import argparse
 import gc
 import json
 import logging
+import mmap
 import os
 import platform
 import re
@@ -226,7 +228,7 @@ class Method:
 
     name = ""
     label = ""
-    verifies = True  # False: moves bytes only (raw_read, memcpy)
+    verifies = True  # False: moves bytes only (raw_read, memcpy, fresh_memory)
 
     def setup(self, case: Case) -> None:
         """Prepares (untimed); raises Skip when the method cannot run."""
@@ -295,6 +297,31 @@ class Memcpy(Method):
 
     def teardown(self) -> None:
         self.src = self.dst = None
+
+
+class FreshMemory(Method):
+    """First writes to fresh anonymous memory: what page faults cost on this machine.
+
+    A restore whose buffers cannot reuse memory the process already has pays this on
+    top of the copy; TensorFlow's first restore in a process pays it for the whole
+    checkpoint. Up to 512 MiB is mapped at a time, one byte written per page.
+    """
+
+    name, label, verifies = "fresh_memory", "first touch of fresh memory (page faults)", False
+
+    def reset(self, case: Case) -> None:
+        pass
+
+    def run(self, case: Case) -> None:
+        left = case.spec.nbytes
+        while left > 0:
+            n = min(left, MEMCPY_MAX)
+            region = mmap.mmap(-1, n)
+            pages = np.frombuffer(region, dtype=np.uint8)
+            pages[:: mmap.PAGESIZE] = 1
+            del pages
+            region.close()
+            left -= n
 
 
 class SaverRestore(Method):
@@ -554,6 +581,7 @@ class OursKeras(Method):
 METHODS: list[type[Method]] = [
     RawRead,
     Memcpy,
+    FreshMemory,
     SaverRestore,
     SaverRestoreGraph,
     CheckpointRestore,

@@ -16,6 +16,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 RESTORE_METHODS = {
     "raw_read",
     "memcpy",
+    "fresh_memory",
     "saver_restore",
     "saver_restore_graph",
     "checkpoint_restore",
@@ -28,7 +29,15 @@ RESTORE_METHODS = {
     "ours_checkpoint",
     "ours_keras",
 }
-ALWAYS_RUN = {"raw_read", "memcpy", "saver_restore", "checkpoint_restore", "ours", "ours_staged"}
+ALWAYS_RUN = {
+    "raw_read",
+    "memcpy",
+    "fresh_memory",
+    "saver_restore",
+    "checkpoint_restore",
+    "ours",
+    "ours_staged",
+}
 
 
 def _run(args, tmp_path, timeout):
