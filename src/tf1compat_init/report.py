@@ -46,7 +46,7 @@ def fmt_shape(shape: tuple | None) -> str:
 
 def shapes_compatible(target: tuple | None, stored: tuple) -> bool:
     """TF's ``is_compatible_with``: unknown rank or unknown dims match anything."""
-    if target is None:
+    if target is None or target == stored:  # the common case, without a loop
         return True
     if len(target) != len(stored):
         return False

@@ -8,6 +8,7 @@ Keras.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,8 +37,9 @@ class TargetVariable:
     dtype: str
     parts: tuple[Part, ...]
 
-    @property
+    @functools.cached_property
     def partitioned(self) -> bool:
+        # Cached: apply_plan asks once per part of every restore, and a target is immutable.
         return len(self.parts) > 1 or any(any(o for o in p.offset) for p in self.parts)
 
 
