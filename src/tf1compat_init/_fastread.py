@@ -17,6 +17,11 @@ With ``crc=True``, :meth:`FastReader.stream` checksums each buffer after copying
 it instead, so a caller that stages everything before assigning gets values that
 were verified where they will live.
 
+Once a copy has read its bytes from a mapped file, the worker thread that made it drops
+those pages from the process's page tables (``madvise(MADV_DONTNEED)``; the page cache
+keeps them). Unmapping is then nearly free: otherwise tearing down the mapping of a
+512 MiB file cost 15 ms at the end of every restore, on one thread.
+
 Data files are memory-mapped read-only and stay open until :meth:`FastReader.close`,
 so a checkpoint that is replaced or deleted during a restore is read consistently.
 As with any memory-mapped reader (``numpy.memmap``, safetensors), a data file that
@@ -26,10 +31,12 @@ another process truncates in place during a read makes the process fail with
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import math
 import mmap
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -268,16 +275,59 @@ def _range(buffer: np.ndarray, address: int, start: int, n: int) -> _Range:
 
 @dataclass
 class _Task:
-    """Work for one thread: copies, then checksums of some of the copied bytes."""
+    """Work for one thread: copies, then checksums of some of the copied bytes.
+
+    ``release`` holds the ``(address, length)`` of mapped file bytes the copies read
+    and nothing later in the restore needs: their pages are dropped after the copies.
+    """
 
     copies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     crcs: list[_Range] = field(default_factory=list)
+    release: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _run_task(task: _Task) -> list[int]:
     for src, dst in task.copies:
         np.copyto(dst, src, casting="no")
+    if task.release:
+        _release_pages(task.release)
     return _crc_ranges(task.crcs)
+
+
+def _page_dropper() -> Callable[[int, int], Any] | None:
+    """``madvise(address, length, MADV_DONTNEED)`` through ctypes (so the GIL is
+    released), or None where that is not Linux's call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # pragma: no cover - a libc without madvise
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    dontneed = getattr(mmap, "MADV_DONTNEED", 4)
+    return lambda address, length: fn(address, length, dontneed)
+
+
+_drop_pages = _page_dropper()
+
+
+def _release_pages(ranges: list[tuple[int, int]]) -> None:
+    """Drops the whole pages inside each mapped ``(address, length)`` range.
+
+    Only read-only shared file mappings are passed here: dropping their pages loses
+    nothing (a later read faults them in again from the page cache). Pages that a
+    range only partly covers are kept, as a neighbour may still need them. Failure is
+    harmless (the pages go at unmapping), so the result is not checked.
+    """
+    if _drop_pages is None:
+        return
+    page = mmap.PAGESIZE
+    for address, length in ranges:
+        start = -(-address // page) * page
+        end = (address + length) // page * page
+        if end > start:
+            _drop_pages(start, end - start)
 
 
 #: The checksum pass's task (its own name, so tests can inject a fault in it).
@@ -574,10 +624,12 @@ class FastReader:
             item.pieces.append((0, 0, s.nbytes))
             return unit
         src = self._bases[s.shard][s.start : s.start + s.nbytes]
+        mapped = self._addresses[s.shard] + s.start
         for start, n in _pieces(s.nbytes, PIECE_BYTES):
             piece = dst[start : start + n]
             crcs = [_range(dst, address, start, n)] * crc
-            unit.tasks.append(_Task([(src[start : start + n], piece)], crcs))
+            copy = [(src[start : start + n], piece)]
+            unit.tasks.append(_Task(copy, crcs, [(mapped + start, n)]))
             item.pieces.append((len(unit.tasks) - 1, 0, n))
         return unit
 
@@ -615,6 +667,7 @@ class FastReader:
         for dst_start, dst_end, shard, src_start in runs:
             src = self._bases[shard][src_start : src_start + (dst_end - dst_start)]
             task.copies.append((src, base[dst_start:dst_end]))
+            task.release.append((self._addresses[shard] + src_start, dst_end - dst_start))
         unit = _Unit([], [task], end)
         items = unit.items
         for s, off in zip(sources, offsets, strict=True):
