@@ -277,8 +277,9 @@ def _range(buffer: np.ndarray, address: int, start: int, n: int) -> _Range:
 class _Task:
     """Work for one thread: copies, then checksums of some of the copied bytes.
 
-    ``release`` holds the ``(address, length)`` of mapped file bytes the copies read
-    and nothing later in the restore needs: their pages are dropped after the copies.
+    ``release`` holds the ``(address, length)`` of the mapped file bytes the copies
+    read: their pages are dropped after the copies (a later read of the same bytes,
+    for a second target of one key, faults them back in from the page cache).
     """
 
     copies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
