@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _proto
 from ._gc import gc_paused
-from ._proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError
+from ._proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, to_str
 from ._proto_fast import entry_fields, trackable_object_fields
 from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 
@@ -584,10 +584,6 @@ def _expect_wire(field: int, wire: int, expected: int) -> None:
         raise ProtoDecodeError(f"field {field} has wire type {wire}, expected {expected}")
 
 
-def _utf8(value: bytes) -> str:
-    return value.decode("utf-8", "surrogateescape")
-
-
 def _parse_trackable_object(data: bytes) -> ObjectGraphNode:
     fast = trackable_object_fields(data)
     if fast is not None:
@@ -614,7 +610,7 @@ def _parse_trackable_object_general(data: bytes) -> ObjectGraphNode:
                 elif f == 2:
                     _expect_wire(f, w, WIRE_LEN)
                     local_name = v
-            children.append(ObjectReference(node_id, _utf8(local_name)))
+            children.append(ObjectReference(node_id, to_str(local_name)))
         elif field == 2:
             _expect_wire(field, wire, WIRE_LEN)
             strings = [b"", b"", b""]
@@ -622,7 +618,7 @@ def _parse_trackable_object_general(data: bytes) -> ObjectGraphNode:
                 if f in (1, 2, 3):
                     _expect_wire(f, w, WIRE_LEN)
                     strings[f - 1] = v
-            attributes.append(SerializedTensor(*(_utf8(s) for s in strings)))
+            attributes.append(SerializedTensor(*(to_str(s) for s in strings)))
         elif field == 3:
             _expect_wire(field, wire, WIRE_LEN)
             original, slot_name, slot_id = 0, b"", 0
@@ -636,7 +632,7 @@ def _parse_trackable_object_general(data: bytes) -> ObjectGraphNode:
                 elif f == 3:
                     _expect_wire(f, w, WIRE_VARINT)
                     slot_id = _proto.to_int32(v)
-            slots.append(SlotVariableReference(original, _utf8(slot_name), slot_id))
+            slots.append(SlotVariableReference(original, to_str(slot_name), slot_id))
     return ObjectGraphNode(tuple(children), tuple(attributes), tuple(slots))
 
 
@@ -998,7 +994,7 @@ class BundleReader:
             except ProtoDecodeError as e:
                 raise _BadIndex(f"entry {raw_key!r}: bad protobuf: {e}") from None
             is_slice = raw_key.startswith(b"\x00")
-            key = _utf8(raw_key)
+            key = to_str(raw_key)
             entry = BundleEntry(
                 key=key,
                 dtype=_dtype_name(raw.dtype),

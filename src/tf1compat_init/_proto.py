@@ -25,6 +25,7 @@ __all__ = [
     "iter_fields",
     "to_int32",
     "to_int64",
+    "to_str",
 ]
 
 WIRE_VARINT = 0
@@ -90,6 +91,12 @@ def to_int32(value: int) -> int:
     """
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def to_str(value: bytes) -> str:
+    """A ``string`` field as text. Bytes that are not UTF-8 (TensorFlow does not check
+    its keys) are kept as surrogates, so every key round-trips to the same bytes."""
+    return value.decode("utf-8", "surrogateescape")
 
 
 def iter_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes]]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._proto import to_str
+
 __all__ = ["entry_fields", "trackable_object_fields"]
 
 # Tags (field number << 3 | wire type) of BundleEntryProto.
@@ -123,10 +125,6 @@ _CHILD, _ATTRIBUTE = 0x0A, 0x12
 _SLOTS_FIELD = 3
 
 
-def _utf8(value: bytes) -> str:
-    return value.decode("utf-8", "surrogateescape")
-
-
 def trackable_object_fields(
     data: bytes,
 ) -> tuple[list[tuple[int, str]], list[tuple[str, str, str]]] | None:
@@ -178,7 +176,7 @@ def trackable_object_fields(
                         return None
                 if pos != end:
                     return None
-                children.append((node_id, _utf8(name)))
+                children.append((node_id, to_str(name)))
             elif tag == _ATTRIBUTE:
                 strings: list[Any] = [b"", b"", b""]
                 while pos < end:
@@ -195,7 +193,7 @@ def trackable_object_fields(
                     pos += v
                 if pos != end:
                     return None
-                attributes.append((_utf8(strings[0]), _utf8(strings[1]), _utf8(strings[2])))
+                attributes.append((to_str(strings[0]), to_str(strings[1]), to_str(strings[2])))
             elif tag >> 3 == _SLOTS_FIELD:
                 return None
             else:
