@@ -181,11 +181,16 @@ def _load_crc_backend() -> Callable[[int, np.ndarray], int]:
 _crc_backend: Callable[[int, np.ndarray], int] | None = None
 
 
-def _crc_extend(crc: int, data: np.ndarray) -> int:
+def _backend() -> Callable[[int, np.ndarray], int]:
+    """The CRC32C implementation, chosen on first use."""
     global _crc_backend
     if _crc_backend is None:
         _crc_backend = _load_crc_backend()
-    return _crc_backend(crc, data)
+    return _crc_backend
+
+
+def _crc_extend(crc: int, data: np.ndarray) -> int:
+    return _backend()(crc, data)
 
 
 def crc32c_at() -> Callable[[int, int, int], int] | None:
@@ -196,10 +201,7 @@ def crc32c_at() -> Callable[[int, int, int], int] | None:
     call costs a fraction of :func:`crc32c`'s, and the GIL is released during
     each, so threads checksum in parallel.
     """
-    global _crc_backend
-    if _crc_backend is None:
-        _crc_backend = _load_crc_backend()
-    return getattr(_crc_backend, "at", None)
+    return getattr(_backend(), "at", None)
 
 
 def _as_u8(data: Any) -> np.ndarray:
