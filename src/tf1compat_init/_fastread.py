@@ -269,6 +269,17 @@ def _crc_ranges(ranges: list[_Range]) -> list[int]:
     return [crc32c(buffer[start : start + n]) for _, n, buffer, start in ranges]
 
 
+def _joined_crc(pieces: list[tuple[int, int, int]], results: list[list[int]]) -> int:
+    """A tensor's CRC32C from its pieces' ``(task, index, length)`` in ``results``."""
+    if len(pieces) == 1:  # most tensors: one piece, its CRC is the tensor's
+        t, i, _ = pieces[0]
+        return results[t][i]
+    crc = 0
+    for t, i, length in pieces:
+        crc = crc32c_combine(crc, results[t][i], length)
+    return crc
+
+
 def _range(buffer: np.ndarray, address: int, start: int, n: int) -> _Range:
     return (address + start, n, buffer, start)
 
@@ -525,15 +536,15 @@ class FastReader:
                     f" cannot be trusted. Restore again once nothing writes to the checkpoint"
                 )
 
-    def _checked(self, key: str) -> BundleEntry:
-        """``key``'s entry, once its size and its place in the data file are checked."""
+    def _checked(self, key: str) -> tuple[BundleEntry, np.dtype]:
+        """``key``'s entry and dtype, once its size and its place in the file are checked."""
         entry = self.reader.entries[key]
         dtype = self.dtype_of(key)
         if dtype is None:
             raise UnsupportedCheckpointError(f"{key!r} is not a plain numeric tensor")
         self.reader._check_size(entry, key, dtype)
         self._shard(entry, key)
-        return entry
+        return entry, dtype
 
     def _mismatch(self, key: str, entry: BundleEntry, computed: int) -> CheckpointCorruptError:
         return CheckpointCorruptError(
@@ -563,7 +574,7 @@ class FastReader:
         piece = PIECE_BYTES
         bases, addresses = self._bases, self._addresses
         for key in keys:
-            entry = self._checked(key)
+            entry, _ = self._checked(key)
             sid, offset = entry.shard_id, entry.offset
             spots = []
             for start, length in _pieces(entry.size, piece):
@@ -578,13 +589,7 @@ class FastReader:
             tasks.append(batch)
         results = self._map(_crc_views, tasks)
         for key, spots in zip(keys, where, strict=True):
-            if len(spots) == 1:
-                t, i, _ = spots[0]
-                crc = results[t][i]
-            else:
-                crc = 0
-                for t, i, length in spots:
-                    crc = crc32c_combine(crc, results[t][i], length)
+            crc = _joined_crc(spots, results)
             entry = entries[key]
             if crc != unmask_crc(entry.crc32c):
                 raise self._mismatch(key, entry, crc)
@@ -593,8 +598,7 @@ class FastReader:
     # -- pass 2: stream into aligned buffers --------------------------------------
 
     def _source(self, req: ReadRequest) -> _Source:
-        entry = self._checked(req.key)
-        dtype = self.dtype_of(req.key)  # known: _checked raised if there is none
+        entry, dtype = self._checked(req.key)
         if req.slices is None:
             shape = entry.shape
             return _Source(req, entry, dtype, shape, entry.size, None, entry.offset)
@@ -777,13 +781,7 @@ class FastReader:
         for item in unit.items:
             if not item.pieces or not results[item.pieces[0][0]]:
                 continue  # no checksums were asked for (or the tensor is empty)
-            pieces = item.pieces
-            if len(pieces) == 1:  # most tensors: one piece, its CRC is the tensor's
-                crc = results[pieces[0][0]][pieces[0][1]]
-            else:
-                crc = 0
-                for t, i, length in pieces:
-                    crc = crc32c_combine(crc, results[t][i], length)
+            crc = _joined_crc(item.pieces, results)
             if crc != item.expected:
                 key = item.request.key
                 raise self._mismatch(key, self.reader.entries[key], crc)
