@@ -636,9 +636,9 @@ def _stream(
 ) -> int:
     """Copies each job's (verified) value into a fresh buffer and assigns it at once."""
     nbytes = 0
-    handle = assigner.handle
+    handle_of = assigner.handle
     # One buffer per variable: never two imports of the same memory.
-    requests = [ReadRequest(j.key, j.slices, (j, handle(j.part.variable))) for j in jobs]
+    requests = [ReadRequest(j.key, j.slices, (j, handle_of(j.part.variable))) for j in jobs]
     adopt, assign_to, landed = assigner.adopt, assigner.assign_to, done.append
     for loaded in reader.stream(requests, allocate=assigner.allocate):
         job, handle = loaded.request.token
@@ -689,7 +689,6 @@ def _apply_fast(
         reader.check_unchanged()
         # Step 2: assign. The staged values first, then the rest as it streams.
         pending, held, nbytes = _staged_tensors(jobs, staged, assigner, dtypes)
-        assigner.peak_read_ahead = held
         assigner.assign_many(pending, done)
         del pending
         if rest:
