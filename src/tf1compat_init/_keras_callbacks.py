@@ -133,6 +133,11 @@ def _sibling_callbacks(callback: Any) -> list[Any]:
     return []
 
 
+def _is_checkpoint_file(name: str) -> bool:
+    """A ``checkpoint`` state file or a bundle ``*.index``: what a checkpoint leaves."""
+    return name == "checkpoint" or name.endswith(".index")
+
+
 def _holds_checkpoint(directory: str) -> bool:
     """A checkpoint directly in ``directory``: a ``checkpoint`` state file or a ``*.index``.
 
@@ -145,7 +150,7 @@ def _holds_checkpoint(directory: str) -> bool:
         names = os.listdir(directory)
     except OSError:  # absent, or not a directory
         return False
-    return any(n == "checkpoint" or n.endswith(".index") for n in names)
+    return any(_is_checkpoint_file(n) for n in names)
 
 
 def _holds_backup(directory: str, depth: int = 2) -> bool:
@@ -158,9 +163,7 @@ def _holds_backup(directory: str, depth: int = 2) -> bool:
     if not os.path.isdir(directory):
         return False
     for root, dirs, files in os.walk(directory):
-        if any(
-            f in _KERAS3_BACKUP_FILES or f == "checkpoint" or f.endswith(".index") for f in files
-        ):
+        if any(f in _KERAS3_BACKUP_FILES or _is_checkpoint_file(f) for f in files):
             return True
         if root[len(directory) :].count(os.sep) >= depth:
             dirs[:] = []
