@@ -35,7 +35,7 @@ from typing import Any
 
 from .errors import TargetError
 from .mapping import AssignmentMap
-from .plan import DEFAULT_OPTIONAL, check_policy_value, check_policy_values, plan_restore
+from .plan import DEFAULT_OPTIONAL, check_policy_values, plan_restore
 from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
 from .report import RestoreReport
 
@@ -281,9 +281,9 @@ def _first_duplicate(names: Any) -> str | None:
 
 def _check_policy(on_missing: Any, on_mismatch: Any, on_conflict: Any) -> None:
     # Before the checkpoint is opened or a variable is looked at, in the engine's words.
-    check_policy_value("on_missing", on_missing)
-    check_policy_value("on_mismatch", on_mismatch)
-    check_policy_value("on_conflict", on_conflict)
+    check_policy_values(
+        {"on_missing": on_missing, "on_mismatch": on_mismatch, "on_conflict": on_conflict}
+    )
 
 
 def plan_for_root(
