@@ -635,6 +635,62 @@ def test_stream_releases_the_mapped_pages_it_copied(tmp_path, monkeypatch):
         assert _same_bits(seen[key], value), key
 
 
+@pytest.mark.parametrize("n", [0, 1, 4095, 4096, 3 * 4096 + 123])
+def test_copy_and_checksum_copies_and_checksums_in_chunks(monkeypatch, n):
+    monkeypatch.setattr(_fastread, "INTERLEAVE_BYTES", 4096)
+    src = np.random.default_rng(n).integers(0, 256, size=n, dtype=np.uint8)
+    dst = aligned_empty((n,), np.uint8)
+    crc = _fastread._copy_and_checksum(src, dst, (dst.ctypes.data, n, dst, 0))
+    assert crc == crc32c(src) and np.array_equal(dst, src)
+
+
+def test_copy_and_checksum_declines_what_is_not_its_whole_destination():
+    src = np.arange(64, dtype=np.uint8)
+    dst = aligned_empty((64,), np.uint8)
+    dst[...] = 0
+    other = aligned_empty((64,), np.uint8)
+    for checked in [
+        (dst.ctypes.data + 8, 56, dst, 8),  # part of the destination
+        (dst.ctypes.data, 32, dst, 0),
+        (other.ctypes.data, 64, other, 0),  # as long, but another buffer's
+    ]:
+        assert _fastread._copy_and_checksum(src, dst, checked) is None
+    floats = aligned_empty((16,), np.float32)
+    checked = (floats.ctypes.data, 64, floats.view(np.uint8), 0)
+    assert _fastread._copy_and_checksum(src.view(np.float32), floats, checked) is None
+    assert not dst.any()  # declined before copying anything
+
+
+def test_staged_big_tensors_are_checksummed_chunk_by_chunk(tmp_path, monkeypatch):
+    """Pieces of big tensors staged with their checksums take the chunked copy, whose
+    checksums are exact: pristine values load, one flipped byte late in a piece (in a
+    chunk after the first) is caught and named."""
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 64 << 10)  # 256 KiB: 4 pieces
+    monkeypatch.setattr(_fastread, "INTERLEAVE_BYTES", 5000)  # does not divide a piece
+    chunked = []
+    real = _fastread._copy_and_checksum
+    monkeypatch.setattr(
+        _fastread, "_copy_and_checksum", lambda *a: chunked.append(real(*a)) or chunked[-1]
+    )
+    rng = np.random.default_rng(6)
+    values = {"big": _random_value("float32", (256, 256), rng)}
+    values["small"] = _random_value("float32", (4,), rng)
+    prefix = _save(str(tmp_path / "c"), values)
+    info = tci.open_checkpoint(prefix)
+    requests = [ReadRequest(k) for k in values]
+    with FastReader(info.bundle, threads=2, window_bytes=1024) as reader:
+        seen = {x.request.key: x.buffer.copy() for x in reader.stream(requests, crc=True)}
+    assert len(chunked) == 5 and None not in chunked  # 4 pieces; "small" is a one-run group
+    for key, value in values.items():
+        assert _same_bits(seen[key], value), key
+    entry = info.bundle.entries["big"]
+    _flip_byte(prefix, entry, at=3 * (64 << 10) + 40_000)
+    info = tci.open_checkpoint(prefix)
+    with FastReader(info.bundle, threads=2, window_bytes=1024) as reader:
+        with pytest.raises(tci.CheckpointCorruptError, match="big"):
+            list(reader.stream(requests, crc=True))
+
+
 def test_stream_with_crc_detects_damage(pristine, tmp_path):
     prefix, values = pristine
     prefix = _copy_checkpoint(prefix, tmp_path)

@@ -15,7 +15,8 @@ code and numpy's copies release the GIL):
 
 With ``crc=True``, :meth:`FastReader.stream` checksums each buffer after copying
 it instead, so a caller that stages everything before assigning gets values that
-were verified where they will live.
+were verified where they will live. A big tensor's pieces are copied in chunks, each
+checksummed while it is still in the core's cache.
 
 Once a copy has read its bytes from a mapped file, the worker thread that made it drops
 those pages from the process's page tables (``madvise(MADV_DONTNEED)``; the page cache
@@ -298,12 +299,57 @@ class _Task:
     release: list[tuple[int, int]] = field(default_factory=list)
 
 
+#: A big tensor's piece is copied in chunks of this size, each checksummed right
+#: after it is copied, while it is still in the core's cache: the checksum then does
+#: not read the piece from memory a second time. Measured on 512 MiB staged whole
+#: (2 threads, alternating runs): 83 ms against 89 ms for copying each 8 MiB piece and
+#: then checksumming it; 256 KiB and 1 MiB chunks did as well. Groups of small
+#: tensors are not chunked: their Python work per tensor made that 5% slower.
+INTERLEAVE_BYTES = 512 << 10
+
+
 def _run_task(task: _Task) -> list[int]:
-    for src, dst in task.copies:
-        np.copyto(dst, src, casting="no")
+    if len(task.copies) == 1 and len(task.crcs) == 1:
+        crc = _copy_and_checksum(*task.copies[0], task.crcs[0])
+        results = [crc] if crc is not None else None
+    else:
+        results = None
+    if results is None:
+        for src, dst in task.copies:
+            np.copyto(dst, src, casting="no")
+        results = _crc_ranges(task.crcs)
     if task.release:
         _release_pages(task.release)
-    return _crc_ranges(task.crcs)
+    return results
+
+
+def _copy_and_checksum(src: np.ndarray, dst: np.ndarray, checked: _Range) -> int | None:
+    """Copies a byte run chunk by chunk, checksumming each chunk as it lands.
+
+    Returns:
+        The run's CRC32C, or None (nothing copied) unless ``checked`` is exactly
+        ``dst``'s bytes, both are flat byte runs and the native checksum is there.
+    """
+    at = crc32c_at()
+    address, n = checked[0], checked[1]
+    chunk = INTERLEAVE_BYTES
+    if (
+        at is None
+        or chunk <= 0
+        or dst.dtype != np.uint8
+        or dst.ndim != 1
+        or src.shape != dst.shape
+        or not dst.flags.c_contiguous
+        or dst.ctypes.data != address
+        or dst.nbytes != n
+    ):
+        return None
+    crc = 0
+    for start in range(0, n, chunk):
+        end = min(n, start + chunk)
+        np.copyto(dst[start:end], src[start:end], casting="no")
+        crc = at(crc, address + start, end - start)
+    return crc
 
 
 def _page_dropper() -> Callable[[int, int], Any] | None:
