@@ -4,6 +4,7 @@ Runs on both legs (TF 2.15 and TF 2.21). Checkpoints are written by TensorFlow
 itself (``Saver`` in eager mode, or a TF1 graph for stored slices).
 """
 
+import gc
 import json
 import logging
 import mmap
@@ -27,7 +28,7 @@ from tf1compat_init._fastread import (  # noqa: E402
     aligned_empty,
     crc32c_combine,
 )
-from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.apply import _Assigner, apply_plan  # noqa: E402
 from tf1compat_init.variables import Part, TargetVariable, collect_targets, target_specs  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -689,6 +690,63 @@ def test_staged_big_tensors_are_checksummed_chunk_by_chunk(tmp_path, monkeypatch
     with FastReader(info.bundle, threads=2, window_bytes=1024) as reader:
         with pytest.raises(tci.CheckpointCorruptError, match="big"):
             list(reader.stream(requests, crc=True))
+
+
+def test_stream_groups_small_tensors_in_buffers_from_the_allocator(tmp_path):
+    """Small tensors land in byte buffers the caller allocates, big ones in buffers of
+    their own shape; where the allocator declines, the reader's own memory serves."""
+    rng = np.random.default_rng(7)
+    values = {f"s{i}": _random_value("float32", (8, 8), rng) for i in range(6)}
+    values["big"] = _random_value("float32", (64, 64), rng)  # 16 KiB
+    prefix = _save(str(tmp_path / "g"), values)
+    info = tci.open_checkpoint(prefix)
+    given = []
+
+    def allocate(shape, dtype):
+        array = aligned_empty(shape, dtype)
+        given.append((shape, dtype, array))
+        return array, ("owner", len(given))
+
+    for alloc in (allocate, lambda shape, dtype: None):
+        given.clear()
+        with FastReader(info.bundle, threads=2, window_bytes=4096) as reader:
+            loaded = list(reader.stream([ReadRequest(k) for k in values], allocate=alloc))
+        for x in loaded:
+            assert _same_bits(x.buffer, values[x.request.key]), x.request.key
+        if alloc is not allocate:
+            assert all(x.owner is None for x in loaded)
+            continue
+        byte_buffers = [a for shape, dtype, a in given if dtype == np.uint8]
+        assert byte_buffers and len(given) == len(byte_buffers) + 1  # + the big one
+        for x in loaded:
+            if x.request.key == "big":
+                bigs = [a for _, dtype, a in given if dtype != np.uint8]
+                assert x.owner is not None and len(bigs) == 1 and x.buffer is bigs[0]
+                continue
+            assert x.owner is None  # a grouped view keeps its buffer alive itself
+            start = x.buffer.ctypes.data
+            assert any(
+                a.ctypes.data <= start and start + x.buffer.nbytes <= a.ctypes.data + a.nbytes
+                for a in byte_buffers
+            ), x.request.key
+
+
+def test_allocated_views_keep_their_memory_after_the_tensor_goes():
+    """The stream drops the tensor behind a group's buffer and keeps only views of it:
+    TensorFlow's view must keep the memory alive, or the next allocation reuses it."""
+    assigner = _Assigner()
+    got = assigner.allocate((1 << 20,), np.dtype(np.uint8))
+    assert got is not None
+    view, tensor = got
+    pattern = np.random.default_rng(8).integers(0, 256, size=view.size, dtype=np.uint8)
+    view[...] = pattern
+    part = np.ndarray((1000,), np.float32, buffer=view, offset=64)  # as the stream cuts
+    del tensor, view, got
+    gc.collect()
+    others = [assigner.allocate((1 << 20,), np.dtype(np.uint8)) for _ in range(8)]
+    for other, _ in others:
+        other[...] = 0xFF
+    assert np.array_equal(part.view(np.uint8), pattern[64 : 64 + 4000])
 
 
 def test_stream_with_crc_detects_damage(pristine, tmp_path):

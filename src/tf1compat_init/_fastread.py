@@ -10,8 +10,9 @@ code and numpy's copies release the GIL):
    a fresh 64-byte aligned buffer, which TensorFlow can adopt without a copy, and
    yields the buffers in file order while keeping the bytes in flight under a
    fixed budget. Small tensors share grouped allocations, and neighbours in the
-   file are copied with one copy; big buffers may come from the caller
-   (``allocate``: the engine hands out TensorFlow-owned memory).
+   file are copied with one copy. Buffers may come from the caller (``allocate``:
+   the engine hands out TensorFlow-owned memory, which reuses what the old values
+   freed, where fresh memory costs a page fault per 4 KiB).
 
 With ``crc=True``, :meth:`FastReader.stream` checksums each buffer after copying
 it instead, so a caller that stages everything before assigning gets values that
@@ -91,6 +92,8 @@ DEFAULT_WINDOW_BYTES = 64 << 20
 #: faults of fresh memory, a large part of the cost of a restore, drop by 512x.
 HUGE_BYTES = 4 << 20
 _HUGE_PAGE = 2 << 20
+
+_BYTES = np.dtype(np.uint8)
 
 
 def default_threads() -> int:
@@ -222,7 +225,9 @@ class Loaded(NamedTuple):
 
 #: ``allocate(shape, dtype) -> (array, owner) or None``: a fresh, private, writable,
 #: C-contiguous, 64-byte aligned array (and whatever owns its memory), or None to let
-#: the reader allocate. Used for big buffers only.
+#: the reader allocate. Used for big tensors' buffers (yielded with their owner) and
+#: for the byte buffers that hold groups of small tensors, whose owner is dropped: the
+#: array must keep its memory alive by itself, as a view of a tensor's memory does.
 Allocator = Callable[[tuple[int, ...], np.dtype], "tuple[np.ndarray, Any] | None"]
 
 
@@ -684,7 +689,7 @@ class FastReader:
             item.pieces.append((len(unit.tasks) - 1, 0, n))
         return unit
 
-    def _group_unit(self, sources: list[_Source], crc: bool) -> _Unit:
+    def _group_unit(self, sources: list[_Source], crc: bool, allocate: Allocator | None) -> _Unit:
         """Small requests in one aligned allocation, copied by one task.
 
         Each request gets an aligned place in the buffer. Where the file holds two
@@ -712,7 +717,9 @@ class FastReader:
             offsets.append(off)
             end = off + s.nbytes
             prev = s if contiguous else None
-        base = aligned_empty((max(end, 1),), np.uint8)
+        # The views below keep the allocation alive (an allocator's array must own or
+        # reference its memory, as TensorFlow's views do); its owner is not needed.
+        base, _ = _allocated((max(end, 1),), _BYTES, allocate)
         address = base.ctypes.data
         task = _Task()
         for dst_start, dst_end, shard, src_start in runs:
@@ -749,18 +756,18 @@ class FastReader:
                 raise ValueError("crc=True needs whole-tensor requests")
             if s.nbytes > group_limit:
                 if group:
-                    yield self._group_unit(group, crc)
+                    yield self._group_unit(group, crc, allocate)
                     group, group_bytes = [], 0
                 yield self._big_unit(s, crc, allocate)
                 continue
             padded = _align_up(s.nbytes)
             if group and group_bytes + padded > group_limit:
-                yield self._group_unit(group, crc)
+                yield self._group_unit(group, crc, allocate)
                 group, group_bytes = [], 0
             group.append(s)
             group_bytes += padded
         if group:
-            yield self._group_unit(group, crc)
+            yield self._group_unit(group, crc, allocate)
 
     def stream(
         self,
@@ -779,8 +786,8 @@ class FastReader:
         Args:
             requests: what to read.
             crc: also checksum each buffer after copying (whole-tensor requests only).
-            allocate: where big buffers come from (see :data:`Allocator`); small
-                requests share grouped numpy allocations.
+            allocate: where buffers come from (see :data:`Allocator`; without
+                it, numpy's); small requests share grouped allocations.
 
         Raises:
             CheckpointCorruptError: with ``crc=True``, a checksum is wrong.
