@@ -176,6 +176,17 @@ def test_repartition_2_to_3(pre, use_resource, how):
             np.testing.assert_array_equal(sess.run(list(p)[1]), P[2:4])
 
 
+@pytest.mark.parametrize("parts", [[1], [0, 2]], ids=["one", "two_of_three"])
+def test_map_naming_some_partitions_is_refused(pre, parts):
+    # The map names only some partitions of new/p: the target is those parts alone,
+    # which do not tile it, even though the graph's collection holds all three.
+    with tf.Graph().as_default():
+        p = list(V1.get_variable("new/p", [6, 2], partitioner=V1.fixed_size_partitioner(3)))
+        value = p[parts[0]] if len(parts) == 1 else [p[i] for i in parts]
+        with pytest.raises(TargetError, match="do not tile its full shape"):
+            tv1.init_from_checkpoint(pre, {"p": value})
+
+
 @pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "ref"])
 def test_variable_of_unknown_shape(pre, use_resource):
     with tf.Graph().as_default():

@@ -105,7 +105,8 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
                 f"distinct names (variable scopes or layer names) so each can be restored"
             )
         v = variables[0]
-        return TargetVariable(name, _shape(v), _dtype(v), (Part(v, (), _shape(v) or ()),))
+        shape = _shape(v)
+        return TargetVariable(name, shape, _dtype(v), (Part(v, (), shape or ()),))
     if any(i is None for i in infos):
         raise TargetError(
             f"variable {name!r} mixes partitioned and plain variables under one name; give "
