@@ -559,6 +559,32 @@ def test_aligned_empty(align, dtype):
         assert a.size == 0 or a.ctypes.data % align == 0
 
 
+def test_target_names_drop_only_an_output_suffix():
+    from types import SimpleNamespace
+
+    from tf1compat_init.variables import target_name
+
+    for name, expected in [
+        ("dense/kernel:0", "dense/kernel"),
+        ("dense/kernel:12", "dense/kernel"),
+        ("dense/kernel", "dense/kernel"),
+        ("odd:name", "odd:name"),  # not an output suffix
+        ("trailing:", "trailing:"),
+    ]:
+        assert target_name(SimpleNamespace(name=name)) == expected, name
+
+
+def test_variable_shapes_of_every_kind():
+    from types import SimpleNamespace
+
+    from tf1compat_init.variables import variable_shape
+
+    assert variable_shape(tf.Variable(np.zeros((2, 3), np.float32))) == (2, 3)
+    assert variable_shape(SimpleNamespace(shape=tf.TensorShape(None))) is None
+    assert variable_shape(SimpleNamespace(shape=tf.TensorShape([None, 4]))) == (None, 4)
+    assert variable_shape(SimpleNamespace(shape=(np.int64(5), None))) == (5, None)  # Keras 3
+
+
 def test_crc32c_combine_matches_direct():
     rng = np.random.default_rng(0)
     data = rng.integers(0, 256, size=70_000, dtype=np.uint8)

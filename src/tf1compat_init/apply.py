@@ -75,7 +75,7 @@ from ._gc import gc_paused
 from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
-from .variables import Part, TargetVariable
+from .variables import Part, TargetVariable, variable_shape
 
 __all__ = ["apply_plan"]
 
@@ -392,7 +392,7 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
                 f" eagerly; nothing was assigned. Use the tf1compat_init.v1 front end for"
                 f" graph-mode variables"
             )
-        var_shape = _variable_shape(variable)
+        var_shape = variable_shape(variable)
         dtype = variable.dtype
         var_dtype = names.get(dtype)
         if var_dtype is None:
@@ -403,14 +403,6 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
                 f" tensor {job.key} gives it {info.dtype}{fmt_shape(shape)}; nothing was"
                 f" assigned. Make a new plan for these variables"
             )
-
-
-def _variable_shape(variable: Any) -> tuple | None:
-    shape = variable.shape
-    as_list = getattr(shape, "as_list", None)  # tf.TensorShape; Keras 3 gives a tuple
-    if as_list is not None:
-        return None if shape.rank is None else tuple(as_list())
-    return tuple(None if d is None else int(d) for d in shape)
 
 
 def _tf_dtype(tf: Any, name: str) -> Any:

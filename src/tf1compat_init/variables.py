@@ -9,7 +9,6 @@ Keras.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -44,18 +43,31 @@ class TargetVariable:
 
 
 def _op_name(v: Any) -> str:
-    return re.sub(r":\d+$", "", v.name)
+    """The name without its output suffix (``w:0`` -> ``w``)."""
+    name = v.name
+    head, colon, tail = name.rpartition(":")
+    return head if colon and tail.isdecimal() else name
 
 
-def _shape(v: Any) -> tuple[int | None, ...] | None:
+def variable_shape(v: Any) -> tuple[int | None, ...] | None:
+    """A variable's shape as a tuple (``None`` for unknown dimensions or rank)."""
     shape = v.shape
-    if getattr(shape, "rank", 0) is None:
-        return None
+    as_list = getattr(shape, "as_list", None)  # tf.TensorShape; Keras 3 gives a tuple
+    if as_list is not None:
+        return None if shape.rank is None else tuple(as_list())
     return tuple(None if d is None else int(d) for d in shape)
 
 
+#: tf.DType -> the name of its base dtype (a lookup per variable otherwise).
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
 def _dtype(v: Any) -> str:
-    return v.dtype.base_dtype.name
+    dtype = v.dtype
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.base_dtype.name
+    return name
 
 
 def target_name(v: Any) -> str:
@@ -105,7 +117,7 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
                 f"distinct names (variable scopes or layer names) so each can be restored"
             )
         v = variables[0]
-        shape = _shape(v)
+        shape = variable_shape(v)
         return TargetVariable(name, shape, _dtype(v), (Part(v, (), shape or ()),))
     if any(i is None for i in infos):
         raise TargetError(
