@@ -718,9 +718,14 @@ def test_staged_big_tensors_are_checksummed_chunk_by_chunk(tmp_path, monkeypatch
             list(reader.stream(requests, crc=True))
 
 
-def test_stream_groups_small_tensors_in_buffers_from_the_allocator(tmp_path):
-    """Small tensors land in byte buffers the caller allocates, big ones in buffers of
-    their own shape; where the allocator declines, the reader's own memory serves."""
+@pytest.mark.parametrize("threshold", [0, 1 << 20], ids=["allocated", "below_threshold"])
+def test_stream_groups_small_tensors_in_buffers_from_the_allocator(
+    tmp_path, monkeypatch, threshold
+):
+    """Groups of small tensors land in byte buffers the caller allocates (from
+    ALLOCATED_GROUP_BYTES on; smaller ones in the reader's own memory), big tensors in
+    buffers of their own shape; where the allocator declines, the reader's memory serves."""
+    monkeypatch.setattr(_fastread, "ALLOCATED_GROUP_BYTES", threshold)
     rng = np.random.default_rng(7)
     values = {f"s{i}": _random_value("float32", (8, 8), rng) for i in range(6)}
     values["big"] = _random_value("float32", (64, 64), rng)  # 16 KiB
@@ -742,19 +747,20 @@ def test_stream_groups_small_tensors_in_buffers_from_the_allocator(tmp_path):
         if alloc is not allocate:
             assert all(x.owner is None for x in loaded)
             continue
-        byte_buffers = [a for shape, dtype, a in given if dtype == np.uint8]
-        assert byte_buffers and len(given) == len(byte_buffers) + 1  # + the big one
+        byte_buffers = [a for _, dtype, a in given if dtype == np.uint8]
+        bigs = [a for _, dtype, a in given if dtype != np.uint8]
+        assert len(bigs) == 1 and bool(byte_buffers) == (threshold == 0)
         for x in loaded:
             if x.request.key == "big":
-                bigs = [a for _, dtype, a in given if dtype != np.uint8]
-                assert x.owner is not None and len(bigs) == 1 and x.buffer is bigs[0]
+                assert x.owner is not None and x.buffer is bigs[0]
                 continue
             assert x.owner is None  # a grouped view keeps its buffer alive itself
             start = x.buffer.ctypes.data
-            assert any(
+            inside = any(
                 a.ctypes.data <= start and start + x.buffer.nbytes <= a.ctypes.data + a.nbytes
                 for a in byte_buffers
-            ), x.request.key
+            )
+            assert inside == (threshold == 0), x.request.key
 
 
 def test_allocated_views_keep_their_memory_after_the_tensor_goes():

@@ -206,9 +206,10 @@ class _Assigner:
         values) for its next allocations. Big buffers taken from it reuse that
         memory: a restore then needs no more memory than its window, where numpy
         buffers would add the checkpoint's size, and the memory is already mapped.
-        The byte buffers that group small tensors come from here too: numpy's fresh
-        4 MiB allocations cost 32k page faults per restore of 2,000 tensors of
-        64 KiB, TensorFlow's reused ones none (12-19% faster, alternating runs).
+        The byte buffers that group small tensors come from here too, from 1 MiB on
+        (``_fastread.ALLOCATED_GROUP_BYTES``): numpy's fresh 4 MiB allocations cost
+        32k page faults per restore of 2,000 tensors of 64 KiB, TensorFlow's reused
+        ones none (12-19% faster, alternating runs).
         The tensor is private until it is assigned, so filling it is safe, and the
         view keeps the tensor's memory alive by itself (tested), so views into a
         group outlive the tensor that allocated it.
