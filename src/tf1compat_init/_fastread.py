@@ -322,12 +322,12 @@ INTERLEAVE_BYTES = 512 << 10
 
 
 def _run_task(task: _Task) -> list[int]:
+    crc = None
     if len(task.copies) == 1 and len(task.crcs) == 1:
         crc = _copy_and_checksum(*task.copies[0], task.crcs[0])
-        results = [crc] if crc is not None else None
+    if crc is not None:
+        results = [crc]
     else:
-        results = None
-    if results is None:
         for src, dst in task.copies:
             np.copyto(dst, src, casting="no")
         results = _crc_ranges(task.crcs)
@@ -727,8 +727,8 @@ class FastReader:
             prev = s if contiguous else None
         # The views below keep the allocation alive (an allocator's array must own or
         # reference its memory, as TensorFlow's views do); its owner is not needed.
-        big_enough = allocate is not None and end >= ALLOCATED_GROUP_BYTES
-        base, _ = _allocated((max(end, 1),), _BYTES, allocate if big_enough else None)
+        chosen = allocate if end >= ALLOCATED_GROUP_BYTES else None
+        base, _ = _allocated((max(end, 1),), _BYTES, chosen)
         address = base.ctypes.data
         task = _Task()
         for dst_start, dst_end, shard, src_start in runs:
