@@ -17,7 +17,7 @@ fi
 make_env() {
   local name=$1 req=requirements/$1.txt env=.venvs/$1
   local want
-  want=$(sha256sum < "$req" | cut -c1-16)
+  want=$(cat "$req" scripts/setup.sh | sha256sum | cut -c1-16)
   if [ -f "$env/.stamp" ] && [ "$(cat "$env/.stamp")" = "$want" ]; then
     echo "setup: $env is up to date"
     return
@@ -30,6 +30,8 @@ make_env() {
   if [ "$name" = tf221 ]; then
     # tf_keras declares a dependency on the full `tensorflow` wheel; tensorflow-cpu provides it.
     "$env/bin/python" -m pip install -q --disable-pip-version-check --no-deps "tf-keras==2.21.0"
+    # keras-hub declares tensorflow-text, which pulls the full `tensorflow` wheel too.
+    "$env/bin/python" -m pip install -q --disable-pip-version-check --no-deps "keras-hub==0.32.0"
   fi
   "$env/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e .
   echo "$want" > "$env/.stamp"
