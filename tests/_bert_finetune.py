@@ -154,7 +154,9 @@ def make_pretrained(directory: str) -> dict:
             assigns.append(v.assign(values[name]))
         with tf1.Session() as s:
             s.run(assigns)
-            tf1.train.Saver().save(s, os.path.join(directory, "bert_model.ckpt"))
+            # As Google's downloads: a bare prefix, no `checkpoint` state file.
+            path = os.path.join(directory, "bert_model.ckpt")
+            tf1.train.Saver().save(s, path, write_state=False)
     return values
 
 
