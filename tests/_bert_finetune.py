@@ -3,7 +3,7 @@
 Shared by tests/test_bert_finetune.py (in process on TF 2.15) and run as a script (in a
 TF 2.21 process with ``TF_USE_LEGACY_KERAS=1``, and to write the golden file)::
 
-    python tests/_bert_finetune.py real|ours WORKDIR OUT.json
+    python tests/_bert_finetune.py LIB[,LIB...] WORKDIR OUT.json   # {lib: outcome}
     python tests/_bert_finetune.py --golden     # TF 2.15 only: rewrites GOLDEN
 
 The model is bert-tensorflow 1.0.4's own code, unmodified: ``modeling.BertModel``,
@@ -16,7 +16,10 @@ TF1's ``.shape[-1].value``; dropout as BERT's (0.1 everywhere, on). The two libr
 only in the two names a user changes:
 
 - ``real``: ``tf.estimator`` and ``tf.compat.v1.train.init_from_checkpoint`` (TF 2.15);
-- ``ours``: ``tf1compat_init.estimator`` and ``tf1compat_init.v1.init_from_checkpoint``.
+- ``ours``: ``tf1compat_init.estimator`` and ``tf1compat_init.v1.init_from_checkpoint``;
+- ``ours_tf_init``: ``tf1compat_init.estimator`` with TF's own
+  ``tf.compat.v1.train.init_from_checkpoint`` (still in TF 2.21): a user who swaps only
+  the Estimator.
 
 bert-tensorflow needs one shim on TF 2.x (:func:`install_bert_shims`): ``modeling`` does
 ``from tensorflow.contrib import layers``, gone since TF 2.0; tf-slim's ``layer_norm`` is
@@ -82,12 +85,16 @@ def bert_config() -> modeling.BertConfig:
 
 
 def libraries(name: str) -> tuple:
-    """``(estimator module, init_from_checkpoint)`` for ``real`` or ``ours``."""
+    """``(estimator module, init_from_checkpoint)`` for ``real``, ``ours``, ``ours_tf_init``."""
     if name == "real":
         return tf.estimator, tf1.train.init_from_checkpoint
     from tf1compat_init import estimator as est
     from tf1compat_init import v1 as tv1
 
+    if name == "ours_tf_init":
+        return est, tf1.train.init_from_checkpoint
+    if name != "ours":
+        raise ValueError(f"unknown library {name!r}: real, ours or ours_tf_init")
     return est, tv1.init_from_checkpoint
 
 
@@ -321,8 +328,9 @@ def main(argv: list[str]) -> int:
         GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
         print(f"wrote {GOLDEN}")
         return 0
-    lib, workdir, out_path = argv
-    Path(out_path).write_text(json.dumps(run(lib, workdir), sort_keys=True))
+    libs, workdir, out_path = argv
+    out = {lib: run(lib, os.path.join(workdir, lib)) for lib in libs.split(",")}
+    Path(out_path).write_text(json.dumps(out, sort_keys=True))
     return 0
 
 

@@ -20,7 +20,9 @@ the real ``tf.estimator`` exists only on 2.15. So:
   ``python tests/_bert_finetune.py --golden`` on TF 2.15), so every CI run proves the
   golden file is what the real ``tf.estimator`` produces, not a stale record.
 - TF 2.21 leg: ours runs in a subprocess under ``TF_USE_LEGACY_KERAS=1`` (BERT's pooler
-  is a ``tf.layers.dense``, which Keras 3 refuses) and must match the golden file.
+  is a ``tf.layers.dense``, which Keras 3 refuses) and must match the golden file; in the
+  same process our Estimator with TF 2.21's own ``tf.compat.v1.train.init_from_checkpoint``
+  must give the same bits as with ours (the warm start, differential on TF 2.21 too).
 
 A golden file rather than the 2.21 leg spawning ``.venvs/tf215/bin/python``: the 2.21
 leg stays runnable where only TF 2.21 is installed (a user's checkout, a one-leg CI job),
@@ -166,7 +168,7 @@ def test_ours_on_tf221_gives_tf_estimator_losses(tmp_path):
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1")
     script = str(ROOT / "tests" / "_bert_finetune.py")
     proc = subprocess.run(
-        [sys.executable, script, "ours", str(tmp_path), str(out)],
+        [sys.executable, script, "ours,ours_tf_init", str(tmp_path), str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -174,8 +176,12 @@ def test_ours_on_tf221_gives_tf_estimator_losses(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
-    ours = json.loads(out.read_text())
+    runs = json.loads(out.read_text())
+    ours = runs["ours"]
     assert ours["legacy_keras"] and not ours["has_tf_estimator"]
     assert int(ours["tf_version"].split(".")[1]) >= 16
     assert_is_bert_fine_tuning(ours)
     assert_same_run(ours, golden(), RTOL)
+    # TF 2.21's own init_from_checkpoint under our Estimator, in the same process: the
+    # same bits (the warm start itself, differential on TF 2.21).
+    assert runs["ours_tf_init"] == ours
