@@ -7,8 +7,11 @@ TF 2.21 process with ``TF_USE_LEGACY_KERAS=1``, and to write the golden file)::
     python tests/_bert_finetune.py --golden     # TF 2.15 only: rewrites GOLDEN
 
 The model is bert-tensorflow 1.0.4's own code, unmodified: ``modeling.BertModel``,
-``modeling.get_assignment_map_from_checkpoint`` and ``optimization.create_optimizer``
-(``AdamWeightDecayOptimizer``, warmup then linear decay, gradient clipping). The
+``modeling.get_assignment_map_from_checkpoint``, ``optimization.create_optimizer``
+(``AdamWeightDecayOptimizer``, warmup then linear decay, gradient clipping) and the input
+pipeline ``run_classifier.input_fn_builder`` (repeat, graph-seeded shuffle, batch of
+``params["batch_size"]``, which ``TPUEstimator`` set and an ``Estimator`` user passes in
+``params``; importing ``run_classifier`` defines its absl flags, harmlessly). The
 ``model_fn`` is ``run_classifier.model_fn_builder`` as a GPU/CPU user ports it: an
 ``EstimatorSpec`` instead of a ``TPUEstimatorSpec`` (``eval_metric_ops=metric_fn(...)``
 instead of ``eval_metrics=(metric_fn, args)``) and ``output_layer.shape[-1]`` instead of
@@ -67,7 +70,7 @@ def install_bert_shims() -> None:
 
 install_bert_shims()
 
-from bert import modeling, optimization  # noqa: E402
+from bert import modeling, optimization, run_classifier  # noqa: E402
 
 tf1 = tf.compat.v1
 
@@ -114,16 +117,18 @@ def examples() -> dict:
 
 
 def input_fn_builder(is_training: bool):
-    """As ``run_classifier.input_fn_builder``: a dataset of feature dicts, labels inside."""
-
-    def input_fn(params):
-        del params
-        ds = tf.data.Dataset.from_tensor_slices(examples())
-        if is_training:
-            ds = ds.repeat()
-        return ds.batch(BATCH, drop_remainder=True)
-
-    return input_fn
+    """``run_classifier.input_fn_builder`` itself: shuffles (graph-seeded) when training."""
+    data = examples()
+    features = [
+        run_classifier.InputFeatures(
+            input_ids=data["input_ids"][i].tolist(),
+            input_mask=data["input_mask"][i].tolist(),
+            segment_ids=data["segment_ids"][i].tolist(),
+            label_id=int(data["label_ids"][i]),
+        )
+        for i in range(N_EXAMPLES)
+    ]
+    return run_classifier.input_fn_builder(features, SEQ, is_training, drop_remainder=True)
 
 
 # -- the pretrained checkpoint -----------------------------------------------------------
@@ -286,7 +291,9 @@ def run(lib: str, workdir: str) -> dict:
         save_checkpoints_steps=FIRST_CALL_STEPS,
         session_config=session_config,
     )
-    estimator = est.Estimator(model_fn_builder(lib, init_checkpoint, log), model_dir, config)
+    estimator = est.Estimator(
+        model_fn_builder(lib, init_checkpoint, log), model_dir, config, params={"batch_size": BATCH}
+    )
     recorders = [LossRecorder(), LossRecorder()]
     estimator.train(input_fn_builder(True), steps=FIRST_CALL_STEPS, hooks=[recorders[0]])
     estimator.train(input_fn_builder(True), max_steps=NUM_TRAIN_STEPS, hooks=[recorders[1]])
