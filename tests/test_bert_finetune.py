@@ -44,9 +44,12 @@ with other dropout masks and shuffle order by up to 0.15; without the warm start
 to 0.05.
 
 Determinism. Dropout masks, the input's shuffle order and the classifier head's initial
-values come from op-level seeds derived from ``RunConfig(tf_random_seed=...)`` and each
-op's id in the graph, so the runs agree only if they create the same ops in the same
-order: our runner's promise.
+values come from op-level seeds: ``RunConfig(tf_random_seed=...)`` plus a per-graph
+counter of the unseeded random ops created so far (``random_seed.get_seed``, the same in
+TF 2.15 and 2.21). So the runs agree when they create the same random ops in the same
+order; ops that draw nothing (the restore ops of either ``init_from_checkpoint``, the
+runner's own) do not shift them (checked: leaving out the runner's cached global-step
+read changes no bit here).
 Sessions use one thread per op (``intra_op_parallelism_threads=1``) so that reductions
 sum in the same order on machines with other core counts.
 """
