@@ -24,7 +24,7 @@ only in the two names a user changes:
   ``tf.compat.v1.train.init_from_checkpoint`` (still in TF 2.21): a user who swaps only
   the Estimator.
 
-bert-tensorflow needs one shim on TF 2.x (:func:`install_bert_shims`): ``modeling`` does
+bert-tensorflow needs one shim on TF 2.x (:func:`import_bert`): ``modeling`` does
 ``from tensorflow.contrib import layers``, gone since TF 2.0; tf-slim's ``layer_norm`` is
 the same code (the same ``LayerNorm/beta`` and ``LayerNorm/gamma`` variables and math).
 On TF >= 2.16 the pooler's ``tf.layers.dense`` needs tf_keras (``TF_USE_LEGACY_KERAS=1``
@@ -52,26 +52,32 @@ SEED = 20240611
 THREADS = 1  # per op and between ops: the same reduction order on every machine
 
 
-def install_bert_shims() -> None:
-    """Lets ``bert.modeling`` import on TF 2.x: ``tensorflow.contrib.layers.layer_norm``.
+def import_bert() -> tuple:
+    """Imports ``bert.modeling``, ``optimization`` and ``run_classifier`` on TF 2.x.
 
-    ``tensorflow.contrib`` is a stand-in module whose ``layers`` is tf-slim's, the
-    continuation of ``tf.contrib.layers``: its ``layer_norm`` is the same code (same
-    ``LayerNorm/beta|gamma`` variables, same math). The README shows the same shim.
+    The shim: while they import, ``tensorflow.contrib`` is a stand-in module whose
+    ``layers`` is tf-slim's, the continuation of ``tf.contrib.layers``; its
+    ``layer_norm`` is the same code (same ``LayerNorm/beta|gamma`` variables, same
+    math). ``modeling`` keeps the reference it took; the stand-in is removed again so
+    that nothing else in the process mistakes it for TF1. The README shows the same
+    shim (left in place, as a user would).
     """
-    if "tensorflow.contrib" in sys.modules:
-        return
     import tf_slim
 
-    contrib = types.ModuleType("tensorflow.contrib")
-    contrib.layers = tf_slim.layers
-    sys.modules["tensorflow.contrib"] = contrib
+    added = "tensorflow.contrib" not in sys.modules
+    if added:
+        contrib = types.ModuleType("tensorflow.contrib")
+        contrib.layers = tf_slim.layers
+        sys.modules["tensorflow.contrib"] = contrib
+    try:
+        from bert import modeling, optimization, run_classifier
+    finally:
+        if added:
+            del sys.modules["tensorflow.contrib"]
+    return modeling, optimization, run_classifier
 
 
-install_bert_shims()
-
-from bert import modeling, optimization, run_classifier  # noqa: E402
-
+modeling, optimization, run_classifier = import_bert()
 tf1 = tf.compat.v1
 
 
