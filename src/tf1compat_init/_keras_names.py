@@ -273,7 +273,7 @@ class SavedNames:
         The report keeps the saved names; ``apply_plan`` then reads the real keys (and
         takes its fast path through the bundle reader).
         """
-        entries = [p._replace(checkpoint_key=self.keys[p.checkpoint_key]) for p in plan.entries]
+        entries = [p.renamed(self.keys) for p in plan.entries]
         return RestorePlan(self.info, entries, plan.report, plan.assignment_map)
 
 

@@ -76,6 +76,7 @@ def plan_in_graph(
     variables = _graph.graph_variables(graph, var_list, [v for g in groups for v in g])
     targets = collect_targets(variables) | _graph.object_targets(groups)
     plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+    _graph.check_graph_routes(plan)
     if policy.get("verify", False):
         verify_plan(plan)
     return plan, targets
@@ -89,7 +90,7 @@ def verify_plan(plan: RestorePlan) -> None:
     """
     from ._fastread import FastReader
 
-    keys = list(dict.fromkeys(e.checkpoint_key for e in plan.entries))
+    keys = list(dict.fromkeys(k for e in plan.entries for k in e.keys))
     with FastReader(plan.checkpoint.bundle) as reader:
         fast = [k for k in keys if reader.dtype_of(k) is not None]
         reader.verify(fast)

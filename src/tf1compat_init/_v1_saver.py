@@ -81,6 +81,12 @@ def restore_saver(
     loaded_by: dict[str, str] = {}
     for entry in plan.entries:
         key, target = entry.checkpoint_key, entry.target
+        if entry.route is not None:
+            raise AssignmentMapError(
+                f"rule {entry.rule.text} transforms the value ({entry.route.text}), which a "
+                f"Saver cannot do: it restores each key as stored. Use scaffold_init_fn or "
+                f"init_from_checkpoint for this map"
+            )
         if key in loaded_by:
             raise AssignmentMapError(
                 f"checkpoint key {key!r} loads into two variables, {loaded_by[key]!r} and "

@@ -355,6 +355,8 @@ def _jobs(
 ) -> list[_Job]:
     jobs = []
     for pair in plan.entries:
+        if pair.route is not None:
+            continue  # transformed: see _apply_routes
         try:
             target = targets[pair.target]
         except KeyError:
@@ -462,7 +464,12 @@ def apply_plan(
     start = time.perf_counter()
     checkpoint, renames = _source(plan.checkpoint)
     jobs = _jobs(plan, targets, renames)
-    if jobs:
+    groups: list[Any] = []
+    if any(p.route is not None for p in plan.entries):
+        from . import _apply_routes as routes
+
+        groups = routes.routed_groups(plan.entries, targets, renames)
+    if jobs or groups:
         tf = _tf()
         if not tf.executing_eagerly():
             raise RuntimeError(
@@ -471,6 +478,10 @@ def apply_plan(
                 " tf1compat_init.v1 front end, which builds graph-mode initializers"
             )
         _check_fits(jobs, checkpoint)
+        read: dict[str, Any] = {}
+        if groups:  # transformed values: checked and verified before the first assign too
+            routes.check_groups(groups, checkpoint)
+            read = routes.verify_groups(groups, checkpoint)
         assigner = _Assigner()
         # A restore allocates a few objects per variable; with TensorFlow's large heap
         # loaded, each full collection they trigger costs 100+ ms. Nothing here makes
@@ -479,17 +490,24 @@ def apply_plan(
         try:
             with gc_paused():
                 bundle = getattr(checkpoint, "bundle", None)
-                if bundle is None:
+                nbytes = 0
+                if not jobs:
+                    pass
+                elif bundle is None:
                     nbytes = _apply_in_memory(checkpoint, jobs, assigner, done)
                 else:
                     nbytes = _apply_fast(
                         checkpoint, bundle, jobs, assigner, staging, threads, window_bytes, done
                     )
+                if groups:
+                    nbytes += routes.assign_groups(groups, checkpoint, read, assigner, done)
         except Exception as e:
             if not done:
                 raise  # nothing changed: the error is the whole story
+            jobs += [job for g in groups for job, _ in g.jobs]
             raise _partial(jobs, done, e, staging) from e
         took = time.perf_counter() - start
+        jobs += [job for g in groups for job, _ in g.jobs]
         logger.info(
             "assigned %d variables (%.1f MiB, %d adopted without a copy, peak read-ahead"
             " %.1f MiB) in %.3f s",

@@ -121,7 +121,8 @@ def lower_plan(plan: Any) -> Any:
     raw_keys = getattr(plan.checkpoint, "raw_keys", None)
     if raw_keys is None:
         return plan
-    entries = [p._replace(checkpoint_key=raw_keys[p.checkpoint_key]) for p in plan.entries]
+    routes = getattr(plan.checkpoint, "routes", None)  # a migrate view's transformed names
+    entries = [p.renamed(raw_keys, routes) for p in plan.entries]
     return dataclasses.replace(plan, checkpoint=plan.checkpoint.base, entries=entries)
 
 

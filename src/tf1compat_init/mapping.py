@@ -20,7 +20,12 @@ Pairs are applied sorted by checkpoint key, as TF does. Extensions, which TF lac
   matched in full against every checkpoint key;
 - a callable instead of the whole map: ``key -> target name or None``;
 - ``exclude=``: regular expressions (``re.search``); a pair is dropped when its
-  checkpoint key or its target name matches one.
+  checkpoint key or its target name matches one;
+- tensor transforms (:mod:`tf1compat_init.transforms`): a value ``tt.to(target,
+  *transforms)`` or ``"target | reshape(768, 12, 64)"``; a list of targets with
+  ``split`` (``"q, k, v | split(-1)"``); a tuple key (or ``"a + b"``) with ``concat``;
+- a :class:`~tf1compat_init.transforms.Recipe` instead of the map: its rules, its
+  ``drop`` patterns (checkpoint keys left out, reported) and ``requires`` patterns.
 
 Where TF crashes confusingly or silently does nothing (an empty target, a reversed
 map, a scope that matches no variable), :class:`AssignmentMapError` says so and
@@ -36,6 +41,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from . import transforms as tt
 from .errors import AssignmentMapError
 
 ROOT = "/"
@@ -52,20 +58,54 @@ class Rule:
         key: the checkpoint side (a name, a scope, a pattern or a callable).
         target: the target side (a name, a scope or a regex template), or ``None``.
         text: how the rule reads in a message, as the user wrote it.
+        to: the targets and transforms of a rule with transforms (``tt.To``), else None.
+        keys: the checkpoint keys of a concat rule (``("a", "b")``), else ``()``.
     """
 
     kind: str
     key: Any
     target: str | None
     text: str
+    to: Any = None
+    keys: tuple[str, ...] = ()
 
 
 class Pair(NamedTuple):
-    """One resolved assignment: ``target`` loads ``checkpoint_key``, by ``rule``."""
+    """One resolved assignment: ``target`` loads ``checkpoint_key``, by ``rule``.
+
+    A pair with transforms has a ``route`` (:class:`~tf1compat_init.transforms.Route`):
+    its ``checkpoint_key`` is then the keys as the map writes them (``"a + b"``) and
+    ``route.keys`` the keys read.
+    """
 
     checkpoint_key: str
     target: str
     rule: Rule
+    route: Any = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every checkpoint key this pair reads."""
+        return self.route.keys if self.route is not None else (self.checkpoint_key,)
+
+    def renamed(self, keys: Any, routes: Any = None) -> Pair:
+        """The pair over a view's underlying keys (``keys``: view name -> raw key).
+
+        ``routes`` (view name -> Route over raw keys) is a view whose names are
+        themselves transformed (a migrate's renamed view); a plain pair takes its route.
+        """
+        if self.route is None:
+            if routes and self.checkpoint_key in routes:
+                route = routes[self.checkpoint_key]
+                return self._replace(checkpoint_key=route.source, route=route)
+            return self._replace(checkpoint_key=keys[self.checkpoint_key])
+        if routes and any(k in routes for k in self.route.keys):
+            raise AssignmentMapError(
+                f"rule {self.rule.text}: its keys are themselves transformed by the view it "
+                f"reads; transform them in one place"
+            )
+        route = self.route.rename(keys)
+        return self._replace(checkpoint_key=route.source, route=route)
 
 
 def _fmt(key: Any, value: Any) -> str:
@@ -177,14 +217,32 @@ class AssignmentMap:
     name_of: Callable[[Any], str] | None = None
     _rules: list[Rule] = field(init=False, repr=False)
     _exclude: tuple[re.Pattern, ...] = field(init=False, repr=False)
+    recipe: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.rules, AssignmentMap):
             other = self.rules
             self.rules, self.name_of = other.rules, self.name_of or other.name_of
             self.exclude = tuple(other._exclude) + _as_patterns(self.exclude)
+            self.recipe = other.recipe
+        if isinstance(self.rules, tt.Recipe):
+            self.recipe, self.rules = self.rules, self.rules.rules
         self._exclude = _as_patterns(self.exclude)
         self._rules = self._parse(self.rules)
+
+    def dropped_by(self, key: str) -> str | None:
+        """Why the recipe drops checkpoint key ``key`` (a report line), or ``None``."""
+        if self.recipe is None:
+            return None
+        pattern = self.recipe.dropped_by(key)
+        if pattern is None:
+            return None
+        return f"recipe {self.recipe.name} drops it ({pattern})"
+
+    def check_requires(self, checkpoint_keys: Collection[str]) -> None:
+        """Raises ``CheckpointMismatchError`` when the recipe's required keys are absent."""
+        if self.recipe is not None:
+            self.recipe.check(checkpoint_keys)
 
     # -- parsing -------------------------------------------------------------------------
 
@@ -220,6 +278,14 @@ class AssignmentMap:
         return plain + [r for r in parsed if r.kind == "regex"]
 
     def _parse_pair(self, key: Any, value: Any) -> Rule:
+        try:
+            routed = self._parse_routed(key, value)
+        except tt.TransformError as e:
+            raise AssignmentMapError(
+                f"rule {_fmt(_key_text(key), _value_text(value))}: {e}"
+            ) from None
+        if routed is not None:
+            return routed
         if isinstance(key, re.Pattern):
             if not isinstance(value, str):
                 raise AssignmentMapError(
@@ -252,6 +318,32 @@ class AssignmentMap:
             )
         return Rule("name", key, value, _fmt(key, value))
 
+    def _parse_routed(self, key: Any, value: Any) -> Rule | None:
+        """A rule with transforms, several keys or several targets; else ``None``."""
+        if isinstance(value, str) and tt.is_pipeline(value):
+            value = tt.parse_target(value)
+        keys: tuple[str, ...] = ()
+        if isinstance(key, tuple):
+            if not key or not all(isinstance(k, str) and k for k in key):
+                raise tt.TransformError("a tuple key holds checkpoint key names (for concat)")
+            keys = key
+        elif isinstance(key, str) and tt.is_concat_key(key):
+            keys = tt.parse_key(key)
+        if not keys and not isinstance(value, tt.To):
+            return None
+        if not isinstance(value, tt.To):
+            if not isinstance(value, str):
+                raise tt.TransformError("a concat key needs a target name with concat(axis)")
+            value = tt.to(value)
+        text = _fmt(_key_text(key if not keys else tuple(keys)), value.text)
+        if isinstance(key, re.Pattern):
+            return Rule("regex", key, value.targets[0], text, to=value)
+        if not keys and len(value.targets) == 1:
+            return Rule("name", key, value.targets[0], text, to=value)
+        if not keys:
+            keys = (key,)
+        return Rule("routed", keys[0], value.targets[0], text, to=value, keys=keys)
+
     # -- resolution ----------------------------------------------------------------------
 
     @property
@@ -271,6 +363,7 @@ class AssignmentMap:
         on_conflict: str = "error",
         excluded: dict[str, str] | None = None,
         overridden: list[Pair] | None = None,
+        dropped: dict[str, str] | None = None,
     ) -> list[Pair]:
         """Resolves the rules into pairs, exactly as TF would, or raises.
 
@@ -279,6 +372,8 @@ class AssignmentMap:
             targets: every target name (TF1 style: ``scope/name``, no ``:0``).
             on_conflict: ``"error"`` when two rules write one target with different
                 keys; ``"last"`` keeps TF's behaviour (the last in sorted order wins).
+            dropped: filled with checkpoint key -> why, for pairs a recipe's ``drop``
+                pattern leaves out.
 
         Returns:
             The pairs, sorted by target. A pair's checkpoint key may be absent from the
@@ -305,6 +400,12 @@ class AssignmentMap:
                     if excluded is not None:
                         excluded[pair.target] = pair.checkpoint_key
                     continue
+                if self.recipe is not None:
+                    why = next(filter(None, map(self.dropped_by, pair.keys)), None)
+                    if why is not None:
+                        if dropped is not None:
+                            dropped.update(dict.fromkeys(pair.keys, why))
+                        continue
                 prev = chosen.get(pair.target)
                 if (
                     prev is not None
@@ -325,6 +426,64 @@ class AssignmentMap:
         return [chosen[t] for t in sorted(chosen)]
 
     def _resolve_rule(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
+        if rule.to is None:
+            return self._resolve_plain(rule, ckpt, tgt)
+        to = rule.to
+        if rule.kind == "routed":
+            for target in to.targets:
+                if target not in tgt:
+                    raise AssignmentMapError(
+                        f"rule {rule.text}: target {target!r} is not among the variables to "
+                        f"restore" + _did_you_mean(target, tgt.sorted)
+                    )
+            for key in rule.keys:
+                if key not in ckpt:
+                    raise AssignmentMapError(
+                        f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
+                        + _did_you_mean(key, ckpt.sorted)
+                    )
+            source = " + ".join(rule.keys)
+            return [
+                Pair(source, t, rule, tt.Route(rule.keys, to.targets, to.steps, i))
+                for i, t in enumerate(to.targets)
+            ]
+        if rule.kind == "regex" and len(to.targets) > 1:
+            return self._resolve_regex_split(rule, ckpt, tgt)
+        return [
+            p._replace(route=tt.Route((p.checkpoint_key,), (p.target,), to.steps))
+            for p in self._resolve_plain(rule, ckpt, tgt)
+        ]
+
+    def _resolve_regex_split(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
+        pattern: re.Pattern = rule.key
+        out = []
+        for key in ckpt.sorted:
+            m = pattern.fullmatch(key)
+            if m is None:
+                continue
+            try:
+                targets = tuple(m.expand(t) for t in rule.to.targets)
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            if not any(t in tgt for t in targets):
+                continue
+            lost = [t for t in targets if t not in tgt]
+            if lost:
+                raise AssignmentMapError(
+                    f"rule {rule.text}: checkpoint key {key!r} splits into {list(targets)}, but "
+                    f"{lost[0]!r} is not among the variables to restore"
+                    + _did_you_mean(lost[0], tgt.sorted)
+                )
+            route = tt.Route((key,), targets, rule.to.steps)
+            out += [
+                Pair(key, t, rule, tt.Route(route.keys, targets, route.steps, i))
+                for i, t in enumerate(targets)
+            ]
+        if not out:
+            raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing")
+        return out
+
+    def _resolve_plain(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
         if rule.kind == "identity":
             return [Pair(t, t, rule) for t in tgt.sorted]
         if rule.kind == "callable":
@@ -467,6 +626,16 @@ class AssignmentMap:
         text = "; ".join(parts)
         # Not str.capitalize(): it would lower-case the scope names quoted in the text.
         return text[:1].upper() + text[1:] + "."
+
+
+def _key_text(key: Any) -> Any:
+    if isinstance(key, tuple):
+        return " + ".join(map(str, key))
+    return key
+
+
+def _value_text(value: Any) -> Any:
+    return value.text if isinstance(value, tt.To) else value
 
 
 def _join(scope: str, name: str) -> str:

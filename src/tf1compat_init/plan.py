@@ -16,7 +16,7 @@ from typing import Any
 from ._gc import gc_paused
 from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, Pair, _SortedList, nearest
-from .report import Mismatch, RestoreReport, shapes_compatible
+from .report import Mismatch, RestoreReport, fmt_shape, shapes_compatible
 
 __all__ = [
     "DEFAULT_OPTIONAL",
@@ -269,11 +269,18 @@ def _plan(
     )
     specs = _normalize_targets(targets)
     variables = checkpoint.variables
+    amap.check_requires(variables)
     excluded: dict[str, str] = {}
     overridden: list[Pair] = []
+    dropped: dict[str, str] = {}
     try:
         pairs = amap.resolve(
-            variables, specs, on_conflict=on_conflict, excluded=excluded, overridden=overridden
+            variables,
+            specs,
+            on_conflict=on_conflict,
+            excluded=excluded,
+            overridden=overridden,
+            dropped=dropped,
         )
         _check_overridden(overridden, variables, specs)
     except AssignmentMapError as e:
@@ -292,8 +299,20 @@ def _plan(
     report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
     entries: list[Pair] = []
     used: set[str] = set()
+    routed: dict[Any, list] = {}  # a route's group -> its outputs, computed once
     for pair in pairs:
         key, target = pair.checkpoint_key, pair.target
+        if pair.route is not None:
+            absent = next((k for k in pair.route.keys if k not in variables), None)
+            if absent is not None:
+                report.missing[target] = absent
+                if any(p.search(target) for p in optional_res):
+                    report.optional.append(target)
+                continue
+            used.update(pair.route.keys)
+            if _plan_routed(pair, variables, specs, routed, report):
+                entries.append(pair)
+            continue
         info = variables.get(key)
         if info is None:
             report.missing[target] = key
@@ -317,9 +336,64 @@ def _plan(
     covered = {p.target for p in pairs} | set(excluded)
     report.untouched = [t for t in specs if t not in covered]
     report.unused = sorted(k for k in variables if k not in used)
+    if amap.recipe is not None:
+        for k in report.unused:
+            why = amap.dropped_by(k)
+            if why is not None:
+                dropped[k] = why
+        report.unused = [k for k in report.unused if k not in dropped]
+    report.dropped = dict(sorted(dropped.items()))
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap)
+
+
+def _plan_routed(
+    pair: Pair, variables: Mapping, specs: dict, routed: dict, report: RestoreReport
+) -> bool:
+    """Plans one transformed pair; True when it loads, False when it is mismatched.
+
+    Raises:
+        AssignmentMapError: the transforms do not apply to the keys' shapes or dtypes.
+    """
+    from .transforms import TransformError
+
+    route = pair.route
+    ins = [(variables[k].shape, variables[k].dtype) for k in route.keys]
+    group = route.group
+    outs = routed.get(group)
+    if outs is None:
+        try:
+            outs = routed[group] = route.infer(ins, [specs[t][0] for t in route.targets])
+        except TransformError as e:
+            sources = ", ".join(
+                f"{k} {fmt_shape(s)} {d}" for k, (s, d) in zip(route.keys, ins, strict=True)
+            )
+            wants = ", ".join(f"{t} {fmt_shape(specs[t][0])}" for t in route.targets)
+            raise AssignmentMapError(
+                f"rule {pair.rule.text}: {e}. Checkpoint: {sources}; target: {wants}. "
+                f"Nothing was changed."
+            ) from None
+    shape, dtype = outs[route.index]
+    want_shape, want_dtype = specs[pair.target]
+    report.transforms[pair.target] = route.text
+    if not shapes_compatible(want_shape, shape) or (want_dtype is not None and want_dtype != dtype):
+        source = ", ".join(fmt_shape(s) for s, _ in ins)
+        report.mismatched.append(
+            Mismatch(
+                pair.target,
+                pair.checkpoint_key,
+                want_shape,
+                shape,
+                want_dtype,
+                dtype,
+                transform=f"{route.text} of {source}",
+                rule=pair.rule.text,
+            )
+        )
+        return False
+    report.loaded[pair.target] = pair.checkpoint_key
+    return True
 
 
 #: Keys only ``tf.train.Checkpoint`` (object-based) checkpoints have.
@@ -376,6 +450,15 @@ def format_hint(checkpoint: Any, wanted: Iterable[str]) -> str:
 def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -> None:
     """A rule that a later one overrides must still resolve, as TF checks every rule."""
     for pair in overridden:
+        if pair.route is not None:
+            absent = [k for k in pair.route.keys if k not in variables]
+            if absent:
+                raise AssignmentMapError(
+                    f"rule {pair.rule.text} wants checkpoint key {absent[0]!r} for "
+                    f"{pair.target!r}, which is not in the checkpoint (a later rule overrides "
+                    f"this target, but TensorFlow checks every rule and raises)"
+                )
+            continue
         info = variables.get(pair.checkpoint_key)
         if info is None:
             raise AssignmentMapError(

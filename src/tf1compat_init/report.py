@@ -22,9 +22,20 @@ class Mismatch(NamedTuple):
     checkpoint_shape: tuple
     target_dtype: str | None
     checkpoint_dtype: str
+    #: for a rule with transforms: the pipeline and the source shape(s), and the rule.
+    transform: str | None = None
+    rule: str | None = None
 
     @property
     def reason(self) -> str:
+        if self.transform is not None:
+            got = f"{self.checkpoint_dtype}{fmt_shape(self.checkpoint_shape)}"
+            want = (
+                f"{self.target_dtype or ''}{fmt_shape(self.target_shape)}"
+                if self.target_dtype is not None or self.target_shape is not None
+                else "<unknown>"
+            )
+            return f"rule {self.rule}: {self.transform} gives {got}, the target is {want}"
         parts = []
         if self.target_shape is not None and not shapes_compatible(
             self.target_shape, self.checkpoint_shape
@@ -70,6 +81,9 @@ class RestoreReport:
         suggestions: missing target -> the nearest checkpoint keys.
         applied_map: the assignment map that was used, when a front end derived it.
         applied: whether values were assigned (``False`` for a dry-run plan).
+        transforms: target -> the transforms its value goes through
+            (``reshape(768, 12, 64)``), for rules with transforms.
+        dropped: checkpoint key -> why a recipe's ``drop`` pattern left it out.
     """
 
     checkpoint: str = ""
@@ -83,6 +97,8 @@ class RestoreReport:
     suggestions: dict[str, list[str]] = field(default_factory=dict)
     applied_map: Any = None
     applied: bool = False
+    transforms: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
 
     @property
     def missing_required(self) -> dict[str, str]:
@@ -99,9 +115,10 @@ class RestoreReport:
         """One line: the counts."""
         n_opt = len(self.optional)
         missing = f"{len(self.missing)} missing" + (f" ({n_opt} optional)" if n_opt else "")
+        dropped = f", {len(self.dropped)} dropped" if self.dropped else ""
         return (
             f"{len(self.loaded)} loaded, {missing}, {len(self.mismatched)} mismatched, "
-            f"{len(self.untouched)} untouched, {len(self.unused)} unused"
+            f"{len(self.untouched)} untouched, {len(self.unused)} unused{dropped}"
         )
 
     def __str__(self) -> str:
@@ -117,12 +134,17 @@ class RestoreReport:
             near = self.suggestions.get(t)
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             rows.append(("missing", t, f"<- {k} not in checkpoint{note}{hint}"))
-        rows += [("loaded", t, f"<- {k}") for t, k in self.loaded.items()]
+        via = self.transforms
+        rows += [
+            ("loaded", t, f"<- {k}" + (f" | {via[t]}" if t in via else ""))
+            for t, k in self.loaded.items()
+        ]
         rows += [
             ("untouched", t, "(no rule covers it; keeps its initial value)") for t in self.untouched
         ]
         rows += [("unused", k, "(checkpoint key nothing loads)") for k in self.unused]
         rows += [("excluded", t, f"<- {k} (exclude pattern)") for t, k in self.excluded.items()]
+        rows += [("dropped", k, f"({why})") for k, why in self.dropped.items()]
         width = min(60, max((len(r[1]) for r in rows), default=0))
         shown: dict[str, int] = {}
         for section, name, text in rows:
@@ -153,11 +175,14 @@ class RestoreReport:
                     "checkpoint_shape": list(m.checkpoint_shape),
                     "target_dtype": m.target_dtype,
                     "checkpoint_dtype": m.checkpoint_dtype,
+                    "transform": m.transform,
                     "reason": m.reason,
                 }
                 for m in self.mismatched
             ],
             "excluded": dict(self.excluded),
+            "transforms": dict(self.transforms),
+            "dropped": dict(self.dropped),
             "suggestions": {k: list(v) for k, v in self.suggestions.items()},
             "applied_map": _jsonable_map(self.applied_map),
         }
@@ -168,5 +193,15 @@ def _jsonable_map(amap: Any) -> Any:
         return amap
     rules = getattr(amap, "rules", None)
     if isinstance(rules, dict):
-        return {str(k): str(v) for k, v in rules.items()}
+        return {_text(k): _text(v) for k, v in rules.items()}
     return repr(amap)
+
+
+def _text(x: Any) -> str:
+    """A map key or value as text (a tuple key as ``a + b``, a ``To`` in its canonical form)."""
+    if isinstance(x, tuple):
+        return " + ".join(map(str, x))
+    text = getattr(x, "text", None)
+    if isinstance(text, str):
+        return text
+    return str(x)
