@@ -90,7 +90,7 @@ def name_of(obj: Any) -> str:
 
 def map_objects(assignment_map: Any) -> list[list[Any]]:
     """The variables of each target given as an object in ``assignment_map``, one list each."""
-    if isinstance(assignment_map, AssignmentMap):
+    if isinstance(assignment_map, AssignmentMap | tt.Recipe):
         return map_objects(assignment_map.rules)
     if isinstance(assignment_map, Mapping):
         values: Iterable[Any] = assignment_map.values()

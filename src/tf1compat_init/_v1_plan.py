@@ -28,7 +28,7 @@ _PLAN_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict")
 
 def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Splits ``**policy`` into ``exclude`` and plan keywords, checking names and values."""
-    unknown = sorted(set(policy) - {"exclude", "verify", *_PLAN_KEYS})
+    unknown = sorted(set(policy) - {"exclude", "verify", "recipe", *_PLAN_KEYS})
     if unknown:
         raise TypeError(
             f"unexpected keyword argument(s) {', '.join(unknown)}; the policy keywords are "
@@ -42,6 +42,13 @@ def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     check_policy_values(policy)
     plan_kwargs = {k: policy[k] for k in _PLAN_KEYS if k in policy}
     return policy.get("exclude", ()), plan_kwargs
+
+
+def with_recipe(assignment_map: Any, policy: dict[str, Any]) -> Any:
+    """The map to plan with: ``assignment_map``, or the ``recipe=`` policy keyword's."""
+    from .transforms import recipe_map
+
+    return recipe_map(assignment_map, policy.pop("recipe", None))
 
 
 def make_map(assignment_map: Any, exclude: Any) -> AssignmentMap:
@@ -69,6 +76,8 @@ def graph_or_raise(api: str) -> Any:
 def plan_in_graph(
     graph: Any, ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]
 ) -> tuple[RestorePlan, dict[str, TargetVariable]]:
+    policy = dict(policy)
+    assignment_map = with_recipe(assignment_map, policy)
     exclude, plan_kwargs = check_policy(policy)
     checkpoint = open_checkpoint(ckpt)
     amap = make_map(assignment_map, exclude)
@@ -100,6 +109,8 @@ def verify_plan(plan: RestorePlan) -> None:
 
 
 def eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]) -> Any:
+    policy = dict(policy)
+    assignment_map = with_recipe(assignment_map, policy)
     exclude, plan_kwargs = check_policy(policy)
     checkpoint = open_checkpoint(ckpt)
     amap = make_map(assignment_map, exclude)

@@ -38,6 +38,7 @@ from .mapping import AssignmentMap
 from .plan import DEFAULT_OPTIONAL, check_policy_values, plan_restore
 from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
 from .report import RestoreReport
+from .transforms import recipe_map
 
 __all__ = [
     "InitResult",
@@ -297,12 +298,14 @@ def plan_for_root(
     on_mismatch: str = "error",
     optional: Any = DEFAULT_OPTIONAL,
     on_conflict: str = "error",
+    recipe: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """The checked plan for restoring ``root`` from ``checkpoint``, and its targets.
 
     Nothing is assigned. See :func:`restore` for the arguments.
     """
     _check_policy(on_missing, on_mismatch, on_conflict)
+    assignment_map = recipe_map(assignment_map, recipe)
     source = as_named_checkpoint(checkpoint)
     readable = getattr(source, "format", "name-based") != "object-based"
     targets = target_variables(root, readable=readable)
@@ -340,6 +343,7 @@ def restore(
     on_mismatch: str = "error",
     optional: Any = DEFAULT_OPTIONAL,
     on_conflict: str = "error",
+    recipe: Any = None,
 ) -> RestoreReport:
     """Restores ``root``'s variables from a TF1 or TF2 checkpoint, checked, all or nothing.
 
@@ -349,10 +353,12 @@ def restore(
             or an opened :class:`~tf1compat_init.CheckpointInfo`.
         assignment_map: TF1's grammar ``{checkpoint_key_or_scope: target}`` over the
             target names described in this module's docstring; ``None`` matches equal
-            names. Values may also be variables of ``root``.
+            names. Values may also be variables of ``root``, and carry tensor transforms
+            (:mod:`tf1compat_init.transforms`); a ``Recipe`` is accepted as the map.
         exclude: regexes; a pair is dropped when its checkpoint key or target matches.
         on_missing, on_mismatch, optional, on_conflict: the policies of
             :func:`~tf1compat_init.plan_restore`.
+        recipe: a registered recipe's name or a ``Recipe``, instead of ``assignment_map``.
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport` (``applied=True``).
@@ -372,7 +378,7 @@ def restore(
 
     _check_policy(on_missing, on_mismatch, on_conflict)
     policy = {"on_missing": on_missing, "on_mismatch": on_mismatch, "optional": optional}
-    policy.update(on_conflict=on_conflict, exclude=exclude)
+    policy.update(on_conflict=on_conflict, exclude=exclude, recipe=recipe)
     if _is_keras(root):
         # A Keras model is the Keras front end's: its names, its view of object-based
         # checkpoints, its "auto" map. This is a thin adapter, so the two never disagree.
@@ -448,7 +454,14 @@ def restore_or_initialize(
         ...     # doctest: +SKIP
         'warm_started'
     """
-    unknown = set(policy) - {"exclude", "on_missing", "on_mismatch", "optional", "on_conflict"}
+    unknown = set(policy) - {
+        "exclude",
+        "on_missing",
+        "on_mismatch",
+        "optional",
+        "on_conflict",
+        "recipe",
+    }
     if unknown:
         raise TypeError(f"restore_or_initialize() got unexpected arguments {sorted(unknown)}")
     # Checked before the resume branch, so a bad value fails on every run, not only on

@@ -130,6 +130,21 @@ def _amap(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     return pairs or None
 
 
+def _recipe_or_map(args: argparse.Namespace) -> Any:
+    """The --recipe's Recipe, or the --map / --map-file rules (not both)."""
+    amap = _amap(args)
+    recipe = getattr(args, "recipe", None)
+    if recipe is None:
+        return amap
+    if amap is not None:
+        raise UsageError(
+            f"{PROG}: --recipe is a whole map; do not combine it with --map/--map-file"
+        )
+    from .transforms import get_recipe
+
+    return get_recipe(recipe)
+
+
 def _json(data: Any, out: TextIO) -> None:
     json.dump(data, out, indent=2, sort_keys=False)
     out.write("\n")
@@ -197,19 +212,28 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     from .checkpoint import as_named_checkpoint
     from .migrate import rename_checkpoint
     from .plan import plan_restore
+    from .reader import open_checkpoint
 
-    view = rename_checkpoint(args.src, _amap(args), exclude=args.exclude or ())
+    amap = _recipe_or_map(args)
+    source = open_checkpoint(args.src)
     ignore = {"on_missing": "ignore", "on_mismatch": "ignore"}
     if _is_factory_spec(args.target):
-        from .checkpoint import plan_for_root
+        from .checkpoint import plan_for_root, target_variables
 
         build = _factory(args, args.target)
         with _quiet_native_stderr(not args.debug):
-            plan, _ = plan_for_root(build(), view, None, **ignore)
+            model = build()
+        readable = source.format != "object-based"
+        shapes = {n: t.shape for n, t in target_variables(model, readable=readable).items()}
+        view = rename_checkpoint(source, amap, exclude=args.exclude or (), target_shapes=shapes)
+        with _quiet_native_stderr(not args.debug):
+            plan, _ = plan_for_root(model, view, None, **ignore)
         target_desc = f"model {args.target}"
     else:
         target = as_named_checkpoint(args.target)
         specs = {n: (i.shape, i.dtype) for n, i in target.variables.items()}
+        shapes = {n: s for n, (s, _) in specs.items()}
+        view = rename_checkpoint(source, amap, exclude=args.exclude or (), target_shapes=shapes)
         plan = plan_restore(view, specs, None, **ignore)
         target_desc = f"checkpoint {target.prefix}"
     report = plan.report
@@ -218,6 +242,10 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     mapping = [
         {"target": t, "source": src_of.get(n, n), "renamed_to": n} for t, n in report.loaded.items()
     ]
+    for m in mapping:
+        route = view.routes.get(m["renamed_to"])
+        if route is not None:
+            m["transforms"] = route.text
     if args.json:
         data = report.to_dict()
         data["target"] = target_desc
@@ -241,6 +269,8 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
             rows.append(("missing", t, f"<- {n} not in the source{note}{hint}"))
         for m in mapping:
             via = f" (renamed {m['renamed_to']})" if m["renamed_to"] != m["source"] else ""
+            route = view.routes.get(m["renamed_to"])
+            via += f" | {route.text}" if route is not None else ""
             rows.append(("loaded", m["target"], f"<- {m['source']}{via}"))
         rows += [("untouched", t, "no key; keeps its initial value") for t in report.untouched]
         rows += [("unused", src_of.get(n, n), "nothing loads it") for n in report.unused]
@@ -282,7 +312,7 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     from .checkpoint import as_named_checkpoint
     from .migrate import _equal, rename_checkpoint
 
-    a = rename_checkpoint(args.a, _amap(args), exclude=args.exclude or ())
+    a = rename_checkpoint(args.a, _recipe_or_map(args), exclude=args.exclude or ())
     b = as_named_checkpoint(args.b)
     if args.exclude:
         b_names = [n for n in b.variables if not any(re.search(p, n) for p in args.exclude)]
@@ -374,10 +404,11 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         model = _factory(args, args.model)
     bar = ProgressBar("migrate", enabled=not (args.quiet or args.json))
     try:
+        amap = _recipe_or_map(args)
         result = migrate(
             args.src,
             args.dst,
-            _amap(args),
+            amap,
             exclude=args.exclude or (),
             format=args.format,
             model=model,
@@ -395,6 +426,8 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"  renamed   {old} -> {new}\n")
         if len(result.renamed) > 20:
             out.write(f"  ... and {len(result.renamed) - 20} more renamed (--json lists all)\n")
+        for name, via in list(result.transforms.items())[:20]:
+            out.write(f"  transform {result.tensors[name]} -> {name} | {via}\n")
         for name, why in list(result.excluded.items())[:20]:
             out.write(f"  excluded  {name} ({why})\n")
         if result.report is not None and result.report.unused:
@@ -448,7 +481,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OLD=NEW",
         help="rename keys under OLD to NEW (repeatable); OLD/NEW are scopes ending in '/' or keys",
     )
-    mapping.add_argument("--map-file", metavar="FILE", help="JSON file of OLD: NEW rules")
+    mapping.add_argument(
+        "--map-file",
+        metavar="FILE",
+        help='JSON file of OLD: NEW rules; NEW may carry transforms: "new | reshape(2, 3)"',
+    )
+    mapping.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help="a registered recipe (tf1compat_init.transforms) instead of --map/--map-file",
+    )
     mapping.add_argument(
         "--exclude",
         action="append",

@@ -64,6 +64,7 @@ from .mapping import AssignmentMap, nearest
 from .plan import DEFAULT_OPTIONAL, RestorePlan, check_policy_values, plan_restore
 from .reader import open_checkpoint
 from .report import RestoreReport
+from .transforms import get_recipe, recipe_map
 from .variables import target_specs
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below
@@ -84,7 +85,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _CALLBACKS = ("CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep")
-_POLICY_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict", "exclude")
+_POLICY_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict", "exclude", "recipe")
 
 
 def __getattr__(name: str) -> Any:
@@ -109,6 +110,8 @@ def check_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     out.update({"on_conflict": "error", "exclude": ()})
     out.update(policy)
     check_policy_values(out)
+    if out.get("recipe") is not None:
+        get_recipe(out["recipe"])  # an unknown name fails before any model is looked at
     return out
 
 
@@ -139,6 +142,7 @@ def plan_checkpoint(
         >>> print(plan.report)  # doctest: +SKIP
     """
     policy = check_policy(policy)
+    assignment_map = recipe_map(assignment_map, policy.pop("recipe", None))
     check_map(assignment_map)
     names = weight_names(model)
     targets = model_targets(names)
@@ -225,11 +229,14 @@ def load_checkpoint(
             ``.index`` / ``.data-*`` path.
         assignment_map: ``None`` (identical names), ``"auto"`` (names that differ only by
             auto-numbering or a model prefix), TF1's grammar
-            ``{checkpoint_name_or_scope: model_relative_name_or_scope_or_weight}``, or an
-            :class:`~tf1compat_init.AssignmentMap`.
+            ``{checkpoint_name_or_scope: model_relative_name_or_scope_or_weight}`` (with
+            tensor transforms, see :mod:`tf1compat_init.transforms`), an
+            :class:`~tf1compat_init.AssignmentMap`, or a
+            :class:`~tf1compat_init.transforms.Recipe`.
         **policy: ``on_missing``, ``on_mismatch`` (``"error"``, ``"warn"``,
             ``"ignore"``), ``optional`` (regexes of weights that may be missing),
-            ``on_conflict`` (``"error"`` or ``"last"``), ``exclude`` (regexes).
+            ``on_conflict`` (``"error"`` or ``"last"``), ``exclude`` (regexes),
+            ``recipe`` (a registered recipe's name or a ``Recipe``, instead of a map).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport` (``report.applied_map`` holds the

@@ -102,6 +102,9 @@ class RenamedCheckpoint:
     sources: dict[str, str]
     source_names: dict[str, str]
     excluded: dict[str, str] = field(default_factory=dict)
+    #: new name -> its :class:`~tf1compat_init.transforms.Route` over raw source keys, for
+    #: names a rule with transforms makes (their value is computed when read).
+    routes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def prefix(self) -> str:
@@ -129,6 +132,8 @@ class RenamedCheckpoint:
     def nbytes(self, name: str) -> int:
         """The size of one tensor's value (the stored size for strings)."""
         info = self.variables[name]
+        if name in self.routes:
+            return _nbytes(info)
         entry = getattr(self.base.bundle, "entries", {}).get(self.sources[name])
         if info.dtype == "string" and entry is not None:
             return int(entry.size)
@@ -140,9 +145,20 @@ class RenamedCheckpoint:
         unknown = [n for n in names if n not in self.sources]
         if unknown:
             raise KeyError(f"{unknown[0]!r} is not a name of the renamed checkpoint")
-        keys = [self.sources[n] for n in names]
-        values = self.base.read(keys, verify=verify)
-        return {n: values[k] for n, k in zip(names, keys, strict=True)}
+        routed = [n for n in names if n in self.routes]
+        keys = [self.sources[n] for n in names if n not in self.routes]
+        values = self.base.read(keys, verify=verify) if keys else {}
+        out = {n: values[self.sources[n]] for n in names if n not in self.routes}
+        for name in routed:  # one route at a time: its sources and outputs, then freed
+            route = self.routes[name]
+            arrays = self.base.read(list(dict.fromkeys(route.keys)), verify=verify)
+            shapes = [
+                self.variables[t].shape if t in self.variables else None for t in route.targets
+            ]
+            outs = route.run([np.asarray(arrays[k]) for k in route.keys], shapes)
+            out[name] = outs[route.index]
+            del arrays, outs
+        return {n: out[n] for n in names}
 
     def read_one(self, name: str) -> Any:
         return self.read([name])[name]
@@ -297,6 +313,7 @@ def rename_checkpoint(
     *,
     exclude: Any = (),
     drop_optimizer: bool = False,
+    target_shapes: dict[str, Any] | None = None,
 ) -> RenamedCheckpoint:
     """Opens ``checkpoint`` and renames its keys forward, checking the rules.
 
@@ -313,6 +330,13 @@ def rename_checkpoint(
         drop_optimizer: leave out optimizer state: slots and beta powers of name-based
             checkpoints (:data:`OPTIMIZER_PATTERNS`), and of object-based ones every
             object reachable only through an ``optimizer`` attribute.
+        target_shapes: new name -> shape, where known (a model's); ``reshape()``
+            without a shape takes it from here, and needs it.
+
+    Rules with tensor transforms (:mod:`tf1compat_init.transforms`) make new names
+    whose value is computed from their source keys when read; the keys they read are
+    not copied under their own names. A ``Recipe`` as the map also drops the keys its
+    ``drop`` patterns match (listed in ``excluded``) and checks its ``requires``.
 
     Returns:
         The :class:`RenamedCheckpoint`.
@@ -332,11 +356,16 @@ def rename_checkpoint(
     name_to_key = _source_names(info)
     names = sorted(name_to_key)
     name_set = set(names)
+    amap.check_requires(names)
     explicit = assignment_map is not None  # None means identity: nothing to check
     targets: dict[str, list[str]] = {n: [] for n in names}
     rule_of: dict[tuple[str, str], str] = {}
+    routed: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]] = []
     if explicit:
         for rule in amap.rule_list:
+            if rule.to is not None:
+                routed += _forward_routed(rule, names, name_set)
+                continue
             for src, new in _forward(rule, names, name_set):
                 if new not in targets[src]:
                     targets[src].append(new)
@@ -355,11 +384,16 @@ def rename_checkpoint(
     sources: dict[str, str] = {}
     source_names: dict[str, str] = {}
     excluded: dict[str, str] = {}
+    recipe_dropped = {n: why for n in names if (why := amap.dropped_by(n)) is not None}
+    consumed = {k for _, keys, _ in routed for k in keys}
     for src in names:
         if src in dropped:
             excluded[src] = "optimizer state"
             continue
-        for new in targets[src] or [src]:
+        if src in recipe_dropped:
+            excluded[src] = recipe_dropped[src]
+            continue
+        for new in targets[src] or ([] if src in consumed else [src]):
             if amap.excluded(src) or amap.excluded(new):
                 excluded[src] = "exclude pattern"
                 continue
@@ -373,8 +407,11 @@ def rename_checkpoint(
                 )
             source_names[new] = src
             sources[new] = name_to_key[src]
+    routes = _route_names(
+        routed, name_to_key, info, source_names, sources, excluded, target_shapes or {}, amap
+    )
     for new in sorted(sources):
-        variables[new] = info.variables[sources[new]]
+        variables[new] = routes[new][1] if new in routes else info.variables[sources[new]]
     if not variables:
         raise AssignmentMapError(
             f"nothing is left to migrate from {info.prefix}: all {len(names)} keys were excluded"
@@ -385,7 +422,84 @@ def rename_checkpoint(
         sources={n: sources[n] for n in variables},
         source_names={n: source_names[n] for n in variables},
         excluded=excluded,
+        routes={n: r for n, (r, _) in routes.items()},
     )
+
+
+def _forward_routed(
+    rule: Rule, names: list[str], name_set: set[str]
+) -> list[tuple[Rule, tuple[str, ...], tuple[str, ...]]]:
+    """``(rule, source names, new names)`` for each application of a rule with transforms."""
+    to = rule.to
+    if rule.kind == "routed":
+        for key in rule.keys:
+            if key not in name_set:
+                raise AssignmentMapError(
+                    f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
+                    + _hint_near(key, names)
+                )
+        return [(rule, rule.keys, to.targets)]
+    if rule.kind == "regex":
+        out = []
+        for n in names:
+            m = rule.key.fullmatch(n)
+            if m is None:
+                continue
+            try:
+                news = tuple(m.expand(t) for t in to.targets)
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            out.append((rule, (n,), news))
+        if not out:
+            raise AssignmentMapError(
+                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
+                + _hint_near(rule.key.pattern, names)
+            )
+        return out
+    plain = Rule(rule.kind, rule.key, rule.target, rule.text)
+    return [(rule, (src,), (new,)) for src, new in _forward(plain, names, name_set)]
+
+
+def _route_names(
+    routed: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]],
+    name_to_key: dict[str, str],
+    info: CheckpointInfo,
+    source_names: dict[str, str],
+    sources: dict[str, str],
+    excluded: dict[str, str],
+    target_shapes: dict[str, Any],
+    amap: AssignmentMap,
+) -> dict[str, tuple[Any, VariableInfo]]:
+    """Adds the names rules with transforms make; returns name -> (route, its info)."""
+    from .transforms import Route, TransformError
+
+    out: dict[str, tuple[Any, VariableInfo]] = {}
+    for rule, keys, news in routed:
+        gone = [k for k in keys if k in excluded]
+        if gone or any(amap.excluded(n) for n in (*keys, *news)):
+            excluded[" + ".join(keys)] = excluded[gone[0]] if gone else "exclude pattern"
+            continue
+        raw = tuple(name_to_key[k] for k in keys)
+        ins = [(info.variables[k].shape, info.variables[k].dtype) for k in raw]
+        shapes = [target_shapes.get(n) for n in news]
+        try:
+            specs = Route(raw, news, rule.to.steps).infer(ins, shapes)
+        except TransformError as e:
+            srcs = ", ".join(f"{k} {list(s)} {d}" for k, (s, d) in zip(keys, ins, strict=True))
+            raise AssignmentMapError(f"rule {rule.text}: {e}. Checkpoint: {srcs}") from None
+        for i, new in enumerate(news):
+            prev = source_names.get(new)
+            if prev is not None:
+                raise AssignmentMapError(
+                    f"two keys would both be named {new!r}: {prev!r} and {' + '.join(keys)!r} "
+                    f"({rule.text}). Rename one of them, or leave one out with an exclude "
+                    f"pattern"
+                )
+            source_names[new] = " + ".join(keys)
+            sources[new] = raw[0]
+            shape, dtype = specs[i]
+            out[new] = (Route(raw, news, rule.to.steps, i), VariableInfo(tuple(shape), dtype))
+    return out
 
 
 # -- map files and model factories ------------------------------------------------------------
@@ -421,6 +535,10 @@ def load_map_file(path: str | os.PathLike) -> list[tuple[str, str]]:
             raise AssignmentMapError(
                 f"map file {path}: rule {k!r}: {v!r} must map a string to a string"
             )
+    try:  # the transform syntax ("x | reshape(2, 3)"), checked before anything is opened
+        AssignmentMap(pairs)
+    except AssignmentMapError as e:
+        raise AssignmentMapError(f"map file {path}: {e}") from None
     return pairs
 
 
@@ -764,6 +882,27 @@ def _build_model(factory: Callable[[], Any]) -> Any:
     return model
 
 
+def _model_shapes(
+    src: Any, assignment_map: Any, factory: Callable[[], Any] | None, exclude: Any
+) -> tuple[Any, dict[str, Any] | None, Any]:
+    """For a map with transforms and a model: ``(model, its shapes by name, opened src)``.
+
+    ``reshape()`` takes the target's shape, so the model is built before the view; it is
+    then the one the output is written from. Otherwise ``(None, None, src)``.
+    """
+    if factory is None:
+        return None, None, src
+    amap = AssignmentMap(assignment_map, exclude=exclude)
+    if not any(r.to is not None for r in amap.rule_list):
+        return None, None, src
+    from .checkpoint import target_variables
+
+    info = src if isinstance(src, CheckpointInfo) else open_checkpoint(src)
+    model = _build_model(factory)
+    targets = target_variables(model, readable=info.format != "object-based")
+    return model, {n: t.shape for n, t in targets.items()}, info
+
+
 def _model_values(targets: dict[str, Any], names: Sequence[str]) -> dict[str, np.ndarray]:
     out = {}
     for name in names:
@@ -787,11 +926,12 @@ def _write_model(
     out_path: str,
     policy: dict[str, Any],
     progress: Progress | None,
+    built: Any = None,
 ) -> Any:
     from .apply import apply_plan
     from .checkpoint import lower_plan, plan_for_root
 
-    model = _build_model(factory)
+    model = _build_model(factory) if built is None else built
     if fmt == "keras" and not hasattr(model, "save_weights"):
         raise ValueError(
             f"--format keras needs a Keras model, but the factory returned "
@@ -863,6 +1003,7 @@ class MigrateResult:
         report: for tf2 and keras, the :class:`~tf1compat_init.RestoreReport` of loading
             the model.
         replaced: the existing files that ``force`` replaced.
+        transforms: new name -> the transforms its value went through.
     """
 
     source: str
@@ -874,6 +1015,7 @@ class MigrateResult:
     nbytes: int
     report: Any = None
     replaced: list[str] = field(default_factory=list)
+    transforms: dict[str, str] = field(default_factory=dict)
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -898,6 +1040,7 @@ class MigrateResult:
             "excluded": dict(self.excluded),
             "bytes": self.nbytes,
             "replaced": list(self.replaced),
+            "transforms": dict(self.transforms),
             "verified": True,
             "report": self.report.to_dict() if self.report is not None else None,
         }
@@ -943,6 +1086,7 @@ def migrate(
     on_mismatch: str = "error",
     optional: Any = DEFAULT_OPTIONAL,
     progress: Progress | None = None,
+    recipe: Any = None,
 ) -> MigrateResult:
     """Writes a renamed, verified copy of a checkpoint in another format.
 
@@ -963,6 +1107,12 @@ def migrate(
         force: replace an existing output.
         on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``.
         progress: called as ``progress(bytes_done, bytes_total, name)``.
+        recipe: a registered recipe's name or a ``Recipe``, instead of
+            ``assignment_map``. Its ``drop`` patterns leave keys out (in ``excluded``).
+
+    Rules with tensor transforms are applied as each tensor is written, one at a time
+    (its source tensors and its output in memory). ``reshape()`` without a shape takes
+    the model's shape (tf2, keras); a tf1 or safetensors migrate needs it written.
 
     Returns:
         A :class:`MigrateResult`.
@@ -994,7 +1144,17 @@ def migrate(
         )
     if format in ("tf1", "safetensors") and model is not None:
         raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
-    view = rename_checkpoint(src, assignment_map, exclude=exclude, drop_optimizer=drop_optimizer)
+    from .transforms import recipe_map
+
+    assignment_map = recipe_map(assignment_map, recipe)
+    built, shapes, src = _model_shapes(src, assignment_map, model, exclude)
+    view = rename_checkpoint(
+        src,
+        assignment_map,
+        exclude=exclude,
+        drop_optimizer=drop_optimizer,
+        target_shapes=shapes,
+    )
     existing = _check_destination(dst, format, view.base, force, locked=False)
     _check_writable(view, format)
     parent = os.path.dirname(os.path.abspath(dst))
@@ -1018,7 +1178,7 @@ def migrate(
                 assert model is not None
                 policy = {"on_missing": on_missing, "on_mismatch": on_mismatch}
                 policy["optional"] = optional
-                report = _write_model(view, model, format, tmp_out, policy, progress)
+                report = _write_model(view, model, format, tmp_out, policy, progress, built)
                 _verify_model(view, model, format, tmp_out, report)
                 tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
                 nbytes = sum(view.nbytes(n) for n in report.loaded.values())
@@ -1035,6 +1195,7 @@ def migrate(
         nbytes=nbytes,
         report=report,
         replaced=existing,
+        transforms={n: r.text for n, r in view.routes.items() if n in tensors},
     )
     logger.info("%s", result.summary())
     return result

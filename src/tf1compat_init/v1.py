@@ -46,6 +46,7 @@ from ._v1_plan import (
     graph_or_raise,
     make_map,
     plan_in_graph,
+    with_recipe,
 )
 from ._v1_saver import PlannedSaver, init_unrestored, restore_saver
 from ._v1_warm_start import warm_start
@@ -94,7 +95,8 @@ def init_from_checkpoint(
             variables (graph mode). Required in eager mode unless the map holds objects.
         **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
             ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`), ``verify``
-            (graph mode: check every planned tensor's CRC32C now; see the module doc).
+            (graph mode: check every planned tensor's CRC32C now; see the module doc),
+            ``recipe`` (a registered recipe's name or a ``Recipe``, instead of a map).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport`; ``applied`` is ``True`` in eager mode
@@ -111,6 +113,8 @@ def init_from_checkpoint(
         ...     build_model()
         ...     report = init_from_checkpoint("pretrained/", {"model/": "sub_model_2/"})
     """
+    policy = dict(policy)
+    assignment_map = with_recipe(assignment_map, policy)
     if tf.executing_eagerly():
         return eager_init(ckpt_dir_or_file, assignment_map, var_list, policy)
     graph = graph_or_raise("init_from_checkpoint")
@@ -171,6 +175,7 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         allow_missing: bool = False,
         **policy: Any,
     ) -> None:
+        assignment_map = with_recipe(assignment_map, policy)
         exclude, _ = check_policy(policy)
         make_map(assignment_map, exclude)  # a malformed map fails here, not at begin()
         self._ckpt = ckpt_dir_or_file
@@ -235,6 +240,7 @@ def scaffold_init_fn(
         >>> scaffold = tf.compat.v1.train.Scaffold(  # doctest: +SKIP
         ...     init_fn=scaffold_init_fn("pretrained/", {"/": "/"}))
     """
+    assignment_map = with_recipe(assignment_map, policy)
     exclude, _ = check_policy(policy)
     make_map(assignment_map, exclude)
     graph = graph_or_raise("scaffold_init_fn")
