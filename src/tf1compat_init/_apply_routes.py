@@ -57,7 +57,11 @@ def routed_groups(
             ) from None
         group = groups.get(route.group)
         if group is None:
-            shapes = [targets[t].shape if t in targets else None for t in route.targets]
+            shapes = (
+                list(route.shapes)
+                if route.shapes is not None
+                else [targets[t].shape if t in targets else None for t in route.targets]
+            )
             group = groups[route.group] = RoutedGroup(route.group, shapes, [])
         for part in target.parts:
             job = _Job(route.source, pair.target, part, _part_slices(target, part))

@@ -398,7 +398,7 @@ def _routed_assigns(
                 value = outputs[host][slots[(key, "", dtype)]]
                 value.set_shape(ckpt_vars[key].shape)
                 values.append(value)
-            shapes = [targets[t].shape if t in targets else None for t in group.targets]
+            shapes = list(group.shapes or [targets[t].shape for t in group.targets])
             with maker.graph.device(host):
                 computed[group] = _graph_pipeline(group, values, ins, shapes)
         value = computed[group][entry.route.index]

@@ -40,7 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AssignmentMapError, CheckpointCorruptError, Tf1CompatError
+from .errors import (
+    AssignmentMapError,
+    CheckpointCorruptError,
+    CheckpointMismatchError,
+    Tf1CompatError,
+)
 from .mapping import ROOT, AssignmentMap, Rule, nearest
 from .plan import DEFAULT_OPTIONAL
 from .reader import (
@@ -937,7 +942,20 @@ def _write_model(
             f"--format keras needs a Keras model, but the factory returned "
             f"{type(model).__name__}; use --format tf2"
         )
-    plan, targets = plan_for_root(model, view, None, **policy)
+    try:
+        plan, targets = plan_for_root(model, view, None, **policy)
+    except CheckpointMismatchError as e:
+        notes = [
+            f"{m.checkpoint_key} is {view.source_names[m.checkpoint_key]} | "
+            f"{view.routes[m.checkpoint_key].text}"
+            for m in (e.report.mismatched if e.report is not None else [])
+            if m.checkpoint_key in view.routes
+        ]
+        if not notes:
+            raise
+        raise CheckpointMismatchError(
+            f"{e}\nThe transforms made those values:\n  " + "\n  ".join(notes), e.report
+        ) from None
     if progress:
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")

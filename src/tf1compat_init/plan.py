@@ -7,6 +7,7 @@ Nothing here changes a variable: a front end applies a plan only after
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -310,8 +311,9 @@ def _plan(
                     report.optional.append(target)
                 continue
             used.update(pair.route.keys)
-            if _plan_routed(pair, variables, specs, routed, report):
-                entries.append(pair)
+            planned = _plan_routed(pair, variables, specs, routed, report)
+            if planned is not None:
+                entries.append(planned)
             continue
         info = variables.get(key)
         if info is None:
@@ -350,8 +352,9 @@ def _plan(
 
 def _plan_routed(
     pair: Pair, variables: Mapping, specs: dict, routed: dict, report: RestoreReport
-) -> bool:
-    """Plans one transformed pair; True when it loads, False when it is mismatched.
+) -> Pair | None:
+    """Plans one transformed pair: the pair to load (its route knowing the target
+    shapes), or ``None`` when it is mismatched.
 
     Raises:
         AssignmentMapError: the transforms do not apply to the keys' shapes or dtypes.
@@ -376,6 +379,7 @@ def _plan_routed(
             ) from None
     shape, dtype = outs[route.index]
     want_shape, want_dtype = specs[pair.target]
+    shapes = tuple(specs[t][0] for t in route.targets)
     report.transforms[pair.target] = route.text
     if not shapes_compatible(want_shape, shape) or (want_dtype is not None and want_dtype != dtype):
         source = ", ".join(fmt_shape(s) for s, _ in ins)
@@ -391,9 +395,9 @@ def _plan_routed(
                 rule=pair.rule.text,
             )
         )
-        return False
+        return None
     report.loaded[pair.target] = pair.checkpoint_key
-    return True
+    return pair._replace(route=dataclasses.replace(route, shapes=shapes))
 
 
 #: Keys only ``tf.train.Checkpoint`` (object-based) checkpoints have.

@@ -31,7 +31,7 @@ import importlib.util
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -625,12 +625,15 @@ class Route:
         targets: every target the pipeline fills (several for a split).
         steps: the transforms.
         index: which of ``targets`` this route's pair fills.
+        shapes: the targets' shapes as planned (``None`` before planning); what
+            ``reshape()`` resolves against when the plan is applied.
     """
 
     keys: tuple[str, ...]
     targets: tuple[str, ...]
     steps: tuple[Transform, ...]
     index: int = 0
+    shapes: tuple[tuple | None, ...] | None = None
 
     @property
     def text(self) -> str:
@@ -645,7 +648,7 @@ class Route:
     @property
     def group(self) -> Route:
         """The route with ``index`` 0: equal for the pairs one computation fills."""
-        return self if self.index == 0 else Route(self.keys, self.targets, self.steps, 0)
+        return self if self.index == 0 else replace(self, index=0)
 
     def infer(self, ins: Sequence[Spec], targets: Sequence[tuple | None]) -> list[Spec]:
         return infer(self.steps, ins, targets)
@@ -661,7 +664,7 @@ class Route:
 
     def rename(self, keys: Mapping[str, str]) -> Route:
         """The same route over other key names (a view's raw keys)."""
-        return Route(tuple(keys[k] for k in self.keys), self.targets, self.steps, self.index)
+        return replace(self, keys=tuple(keys[k] for k in self.keys))
 
 
 # -- the string form ---------------------------------------------------------------------------
