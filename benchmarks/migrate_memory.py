@@ -13,7 +13,13 @@ Streaming means the migrate peaks stay near ``one_tensor`` plus one more tensor 
 verification compares the source and the output of one tensor at a time), far below
 the checkpoint size. Results go to ``benchmarks/results/migrate_memory.json``.
 
-Run: ``python benchmarks/migrate_memory.py [--tensors 64] [--mib 16] [--dir DIR]``.
+With ``--transforms``, the same tf1 migrate with a tensor transform on every tensor
+(``tf1compat_init.transforms``): ``reshape(-1)`` (a view, no copy), ``transpose(1, 0)``
+(one copy per tensor) and ``split(-1)`` into two targets (each half copied); results
+go to ``migrate_memory_transforms.json`` unless ``--out`` says otherwise.
+
+Run: ``python benchmarks/migrate_memory.py [--tensors 64] [--mib 16] [--dir DIR]
+[--transforms]``.
 Wall times are printed too, but are noisy on a shared machine.
 """
 
@@ -58,9 +64,19 @@ elif mode == "migrate_tf1":
     migrate(src, dst, {"layers/": "renamed/"})
 elif mode == "migrate_safetensors":
     migrate(src, dst, {"layers/": "renamed/"}, format="safetensors")
+elif mode.startswith("migrate_tf1_"):
+    import re
+    from tf1compat_init import transforms as tt
+    steps = {"migrate_tf1_reshape": ["renamed/\\1", tt.reshape(-1)],
+             "migrate_tf1_transpose": ["renamed/\\1", tt.transpose(1, 0)],
+             "migrate_tf1_split": [["renamed/\\1/a", "renamed/\\1/b"], tt.split(-1)]}[mode]
+    migrate(src, dst, {re.compile(r"layers/(.*)"): tt.to(*steps)})
 print(json.dumps({"peak_rss": peak(), "seconds": time.perf_counter() - t0,
                   "tensorflow_imported": "tensorflow" in sys.modules}))
 """
+
+
+_TRANSFORM_MODES = ("migrate_tf1_reshape", "migrate_tf1_transpose", "migrate_tf1_split")
 
 
 def write_source(prefix: Path, n: int, mib: int) -> int:
@@ -94,10 +110,11 @@ def main() -> None:
     parser.add_argument("--tensors", type=int, default=64)
     parser.add_argument("--mib", type=int, default=16, help="MiB per tensor")
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
-    parser.add_argument(
-        "--out", default=str(ROOT / "benchmarks" / "results" / "migrate_memory.json")
-    )
+    parser.add_argument("--out", help="results file (default: benchmarks/results/...json)")
+    parser.add_argument("--transforms", action="store_true", help="migrates with transforms")
     args = parser.parse_args()
+    name = "migrate_memory_transforms.json" if args.transforms else "migrate_memory.json"
+    args.out = args.out or str(ROOT / "benchmarks" / "results" / name)
 
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="migrate_memory_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -112,12 +129,16 @@ def main() -> None:
         )
         largest = args.mib * MiB
         runs = {}
-        for mode, dst in (
+        modes = [
             ("baseline", ""),
             ("one_tensor", ""),
             ("migrate_tf1", str(work / "out" / "model.ckpt")),
-            ("migrate_safetensors", str(work / "out" / "model.safetensors")),
-        ):
+        ]
+        if args.transforms:
+            modes += [(m, str(work / m / "model.ckpt")) for m in _TRANSFORM_MODES]
+        else:
+            modes.append(("migrate_safetensors", str(work / "out" / "model.safetensors")))
+        for mode, dst in modes:
             r = measure(mode, str(src), dst)
             runs[mode] = r
             print(
