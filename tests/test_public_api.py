@@ -70,6 +70,22 @@ def test_errors_subclass_the_builtins_callers_catch():
         ),
         ("tf1compat_init.checkpoint", {"restore", "restore_or_initialize"}),
         (
+            "tf1compat_init.transforms",
+            {
+                "Recipe",
+                "cast",
+                "concat",
+                "fn",
+                "get_recipe",
+                "list_recipes",
+                "register",
+                "reshape",
+                "split",
+                "to",
+                "transpose",
+            },
+        ),
+        (
             "tf1compat_init.estimator",
             {"Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings"},
         ),

@@ -4,6 +4,7 @@
 (``tf1compat_init.v1``, ``.keras``, ``.checkpoint``, ``.estimator``) import it when used.
 """
 
+from . import transforms  # noqa: F401 - tf1compat_init.transforms, pure like the engine
 from .errors import (
     AssignmentMapError,
     CheckpointCorruptError,
