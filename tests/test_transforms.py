@@ -632,6 +632,10 @@ def test_cli_recipe(ckpt, tmp_path, capsys, demo_recipe):
     data = json.loads(out)
     assert data["transforms"]["b"] == "split(-1)"
     assert "global_step" in data["excluded"]
+    rc, out, err = _run(capsys, "plan", ckpt, "--target", dst, "--recipe", "test-demo")
+    assert rc == 0, err
+    assert re.search(r"loaded\s+b\s+<- ckpt/qkv/kernel \(renamed b\) \| split\(-1\)", out)
+    assert re.search(r"excluded\s+global_step\s+recipe test-demo drops it", out)
     rc, _, err = _run(capsys, "migrate", ckpt, tmp_path / "o2" / "m", "--recipe", "no-such")
     assert rc == 1 and "no recipe named 'no-such'" in err
     rc, _, err = _run(
@@ -649,3 +653,17 @@ def test_transforms_module_is_pure():
 
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "src"))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_string_tensors_take_layout_transforms(tmp_path):
+    prefix = tmp_path / "s" / "model.ckpt"
+    prefix.parent.mkdir()
+    words = np.array([b"a", b"bc", b"", b"def"], dtype=object)
+    with BundleWriter(prefix) as w:
+        w.add("vocab", words)
+    plan = plan_restore(str(prefix), {"v": ((2, 2), "string")}, {"vocab": "v | reshape(2, 2)"})
+    assert plan.report.loaded == {"v": "vocab"}
+    dst = tmp_path / "out" / "model.ckpt"
+    migrate(str(prefix), dst, {"vocab": "a, b | split(0)"})
+    values = open_checkpoint(dst).read()
+    assert list(values["a"]) == [b"a", b"bc"] and list(values["b"]) == [b"", b"def"]

@@ -36,6 +36,10 @@ Guarantees and their memory cost (``staging``):
   if the files change during the restore. Peak extra memory is the size of
   everything restored.
 
+Pairs with tensor transforms (:mod:`tf1compat_init.transforms`) are checked and
+verified with the rest before the first assign, then computed and assigned one
+route at a time after the plain values (:mod:`tf1compat_init._apply_routes`).
+
 Checkpoints without a native reader (or entries it cannot stream) fall back to
 reading everything first (``checkpoint.read``), which is all or nothing with the
 values' size in memory.

@@ -77,7 +77,15 @@ class TransformError(AssignmentMapError):
     """A transform cannot apply: bad arguments, syntax, or shapes that do not fit it."""
 
 
-_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "bool_": "bool"}
+_DTYPE_ALIASES = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "bool_": "bool",
+    "object": "string",  # how numpy holds a string tensor
+    "bytes": "string",
+    "str": "string",
+}
 
 
 def _dtype_name(dtype: Any) -> str:
