@@ -11,6 +11,7 @@ from typing import Any
 import tensorflow as tf
 
 from . import _v1_graph as _graph
+from . import _v1_routes as _routes
 from .apply import apply_plan
 from .errors import AssignmentMapError
 from .mapping import AssignmentMap
@@ -85,7 +86,7 @@ def plan_in_graph(
     variables = _graph.graph_variables(graph, var_list, [v for g in groups for v in g])
     targets = collect_targets(variables) | _graph.object_targets(groups)
     plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
-    _graph.check_graph_routes(plan)
+    _routes.check_graph_routes(plan)
     if policy.get("verify", False):
         verify_plan(plan)
     return plan, targets

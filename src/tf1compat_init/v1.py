@@ -113,9 +113,7 @@ def init_from_checkpoint(
         ...     build_model()
         ...     report = init_from_checkpoint("pretrained/", {"model/": "sub_model_2/"})
     """
-    policy = dict(policy)
-    assignment_map = with_recipe(assignment_map, policy)
-    if tf.executing_eagerly():
+    if tf.executing_eagerly():  # both paths take recipe= (with_recipe)
         return eager_init(ckpt_dir_or_file, assignment_map, var_list, policy)
     graph = graph_or_raise("init_from_checkpoint")
     plan, targets = plan_in_graph(graph, ckpt_dir_or_file, assignment_map, var_list, policy)
