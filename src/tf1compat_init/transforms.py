@@ -25,6 +25,7 @@ no copy at all.
 
 from __future__ import annotations
 
+import abc
 import ast
 import importlib
 import importlib.util
@@ -124,7 +125,7 @@ def _fmt(shape: Sequence[int | None] | None) -> str:
 # -- the transforms ---------------------------------------------------------------------------
 
 
-class Transform:
+class Transform(abc.ABC):
     """One step of a pipeline. Subclasses say how shapes change and how arrays do.
 
     ``specs`` maps the list of input ``(shape, dtype)`` to the output list, given the
@@ -134,15 +135,17 @@ class Transform:
     name = "transform"
 
     @property
+    @abc.abstractmethod
     def text(self) -> str:
         """The canonical text form (``reshape(768, 12, 64)``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def specs(self, ins: list[Spec], targets: list[tuple | None] | None) -> list[Spec]:
-        raise NotImplementedError
+        """The output ``(shape, dtype)`` list for the input list (no data read)."""
 
+    @abc.abstractmethod
     def apply(self, arrays: list[np.ndarray], outs: list[Spec], alloc: Alloc) -> list[np.ndarray]:
-        raise NotImplementedError
+        """The output arrays; ``outs`` is what :meth:`specs` returned for them."""
 
     def __repr__(self) -> str:
         return f"tt.{self.text}"
@@ -165,11 +168,13 @@ class _EachTransform(Transform):
     def apply(self, arrays: list[np.ndarray], outs: list[Spec], alloc: Alloc) -> list[np.ndarray]:
         return [self.one(a, o, alloc) for a, o in zip(arrays, outs, strict=True)]
 
+    @abc.abstractmethod
     def one_spec(self, shape: tuple, dtype: str, target: tuple | None) -> Spec:
-        raise NotImplementedError
+        """One tensor's output ``(shape, dtype)``; ``target``: its target's shape or None."""
 
+    @abc.abstractmethod
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
-        raise NotImplementedError
+        """One tensor's output array."""
 
 
 class Reshape(_EachTransform):
