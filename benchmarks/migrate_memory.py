@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from tf1compat_init._bundle_writer import BundleWriter  # noqa: E402
+from tf1compat_init.bundle.writer import BundleWriter  # noqa: E402
 
 MiB = 1 << 20
 

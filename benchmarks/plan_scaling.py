@@ -133,7 +133,7 @@ def index_parse(n: int, repeats: int, log: Callable[[str], None]) -> dict[str, A
     try:
         import numpy as np
 
-        from tf1compat_init._bundle_writer import BundleWriter
+        from tf1compat_init.bundle.writer import BundleWriter
     except ImportError as e:
         log(f"  open_checkpoint: skipped ({e})")
         return {"status": "skipped", "reason": str(e)}

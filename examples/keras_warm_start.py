@@ -113,7 +113,7 @@ def train(model: keras.Model, cbs: list) -> None:
 def main() -> int:
     # The callbacks log at INFO: the warm-start reports, saves, LoggingTensor's values.
     logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="   [log] %(message)s")
-    logging.getLogger("tf1compat_init._keras_callbacks").setLevel(logging.INFO)
+    logging.getLogger("tf1compat_init.keras._callbacks").setLevel(logging.INFO)
     with tempfile.TemporaryDirectory() as tmp:
         print("== TF1: pretraining two sub-models (tf.compat.v1 graph code)")
         sub1 = tf1_pretrain(os.path.join(tmp, "sub1", "model.ckpt"), "", SIZES["sub_model_1"], 1)

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tf1compat_init import _bundle
-from tf1compat_init._bundle import (
+from tf1compat_init.bundle import reader as _bundle
+from tf1compat_init.bundle.proto import ProtoDecodeError, decode_varint, iter_fields
+from tf1compat_init.bundle.reader import (
     BundleReader,
     crc32c,
     encode_tensor_name_slice,
@@ -27,7 +28,6 @@ from tf1compat_init._bundle import (
     numpy_dtype,
     unmask_crc,
 )
-from tf1compat_init._proto import ProtoDecodeError, decode_varint, iter_fields
 from tf1compat_init.errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,

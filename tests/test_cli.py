@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from tf1compat_init import open_checkpoint
-from tf1compat_init._bundle_writer import BundleWriter
-from tf1compat_init._progress import ProgressBar
+from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.cli import main
+from tf1compat_init.cli._progress import ProgressBar
 
 TENSORS = {
     "model/fc1/kernel": np.arange(12, dtype=np.float32).reshape(4, 3) / 3,

@@ -29,7 +29,6 @@ from tf1compat_init import (  # noqa: E402
     AssignmentMapError,
     CheckpointMismatchError,
     CheckpointNotFoundError,
-    _keras_callbacks,
 )
 from tf1compat_init.keras import (  # noqa: E402
     CheckpointInit,
@@ -41,6 +40,7 @@ from tf1compat_init.keras import (  # noqa: E402
     plan_checkpoint,
     weight_names,
 )
+from tf1compat_init.keras import _callbacks as _keras_callbacks  # noqa: E402
 
 FLAVOUR = flavour()
 X = np.linspace(-1, 1, 64, dtype=np.float32).reshape(16, 4)

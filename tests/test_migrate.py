@@ -13,7 +13,7 @@ import pytest
 
 from tf1compat_init import AssignmentMapError, CheckpointCorruptError, open_checkpoint
 from tf1compat_init import migrate as mig
-from tf1compat_init._bundle_writer import BundleWriter, build_table
+from tf1compat_init.bundle.writer import BundleWriter, build_table
 from tf1compat_init.migrate import MigrationLockedError, migrate, rename_checkpoint
 
 # -- pure parts: no TensorFlow ------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tf1compat_init import AssignmentMap, plan_restore
-from tf1compat_init._bundle_writer import BundleWriter
+from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.plan import POLICY_CHOICES, check_policy_value, check_policy_values
 
 #: A Dense(3) -> Dense(2) MLP on 4 inputs, named as every front end below names it.

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_bundle import _f_fixed32, _f_len, _f_varint, entry_proto
 
-from tf1compat_init import _bundle
-from tf1compat_init._proto import ProtoDecodeError
-from tf1compat_init._proto_fast import entry_fields, trackable_object_fields
+from tf1compat_init.bundle import reader as _bundle
+from tf1compat_init.bundle.proto import ProtoDecodeError
+from tf1compat_init.bundle.proto_fast import entry_fields, trackable_object_fields
 
 
 def _general_entry(data: bytes):
@@ -205,7 +205,7 @@ def test_real_checkpoints_take_the_fast_path(tmp_path):
         assert entry_fields(value) is not None, key
         assert _check_entry(value)
     graph = _bundle.BundleReader(prefix).read(_bundle.OBJECT_GRAPH_KEY)[()]
-    from tf1compat_init._proto import iter_fields
+    from tf1compat_init.bundle.proto import iter_fields
 
     nodes = [value for field, _, value in iter_fields(graph) if field == 1]
     assert nodes and all(_check_object(node) for node in nodes)

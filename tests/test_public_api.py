@@ -97,3 +97,140 @@ def test_front_ends_export_what_the_issues_name(module, names):
     assert names <= set(mod.__all__), names - set(mod.__all__)
     for name in mod.__all__:
         assert hasattr(mod, name), name
+
+
+#: Every public module and the names it exported before the move into subpackages (issue 16):
+#: the import paths and names stay, whatever file holds them now.
+PUBLIC_MODULES = {
+    "tf1compat_init.v1": {
+        "CheckpointInitHook",
+        "PlannedSaver",
+        "init_from_checkpoint",
+        "init_unrestored",
+        "restore_saver",
+        "scaffold_init_fn",
+        "warm_start",
+    },
+    "tf1compat_init.keras": {
+        "CheckpointInit",
+        "CheckpointSaver",
+        "KerasModelError",
+        "LoggingTensor",
+        "StopAtStep",
+        "keras_flavour",
+        "load_checkpoint",
+        "plan_checkpoint",
+        "weight_names",
+    },
+    "tf1compat_init.checkpoint": {
+        "InitResult",
+        "ObjectPathCheckpoint",
+        "restore",
+        "restore_or_initialize",
+        "target_variables",
+    },
+    "tf1compat_init.estimator": {
+        "CheckpointSaverHook",
+        "CheckpointSaverListener",
+        "Estimator",
+        "EstimatorSpec",
+        "FeedFnHook",
+        "FinalOpsHook",
+        "GlobalStepWaiterHook",
+        "LoggingTensorHook",
+        "ModeKeys",
+        "NanLossDuringTrainingError",
+        "NanTensorHook",
+        "ProfilerHook",
+        "RunConfig",
+        "SecondOrStepTimer",
+        "SessionRunArgs",
+        "SessionRunContext",
+        "SessionRunHook",
+        "SessionRunValues",
+        "StepCounterHook",
+        "StopAtStepHook",
+        "SummarySaverHook",
+        "VocabInfo",
+        "WarmStartSettings",
+        "train_and_evaluate",
+    },
+    "tf1compat_init.cli": {"build_parser", "main"},
+    "tf1compat_init.migrate": {
+        "FORMATS",
+        "OPTIMIZER_PATTERNS",
+        "MigrateResult",
+        "RenamedCheckpoint",
+        "load_factory",
+        "load_map_file",
+        "migrate",
+        "rename_checkpoint",
+    },
+    "tf1compat_init.mapping": {"ROOT", "AssignmentMap", "Pair", "Rule"},
+    "tf1compat_init.plan": {
+        "DEFAULT_OPTIONAL",
+        "POLICY_CHOICES",
+        "RestorePlan",
+        "check_policy_value",
+        "check_policy_values",
+        "dtype_name",
+        "plan_restore",
+    },
+    "tf1compat_init.apply": {"apply_plan"},
+    "tf1compat_init.reader": {
+        "CheckpointInfo",
+        "VariableInfo",
+        "open_checkpoint",
+        "resolve_checkpoint_path",
+    },
+    "tf1compat_init.report": {"Mismatch", "RestoreReport"},
+    "tf1compat_init.variables": {
+        "Part",
+        "TargetVariable",
+        "collect_targets",
+        "target_name",
+        "target_specs",
+    },
+}
+#: Modules that import TensorFlow when imported (the rest import without it).
+NEEDS_TF = {"tf1compat_init.v1", "tf1compat_init.estimator"}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_MODULES))
+def test_public_modules_keep_their_paths_and_names(module):
+    if module in NEEDS_TF:
+        pytest.importorskip("tensorflow")
+    mod = importlib.import_module(module)
+    names = PUBLIC_MODULES[module]
+    assert names <= set(mod.__all__), names - set(mod.__all__)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, name
+
+
+def test_errors_module_keeps_its_classes():
+    import tf1compat_init.errors as errors
+
+    for name in ENGINE:
+        if name.endswith("Error"):
+            assert getattr(errors, name) is getattr(tf1compat_init, name)
+
+
+def test_cli_entry_point_and_python_dash_m():
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts == {"tf1compat-init": "tf1compat_init.cli:main"}
+    module, _, attr = scripts["tf1compat-init"].partition(":")
+    assert callable(getattr(importlib.import_module(module), attr))
+    out = subprocess.run(
+        [sys.executable, "-m", "tf1compat_init", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert tf1compat_init.__version__ in out.stdout

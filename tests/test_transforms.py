@@ -26,7 +26,7 @@ from tf1compat_init import (
     plan_restore,
 )
 from tf1compat_init import transforms as tt
-from tf1compat_init._bundle_writer import BundleWriter
+from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.cli import main
 from tf1compat_init.migrate import load_map_file, migrate
 

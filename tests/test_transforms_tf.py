@@ -23,8 +23,8 @@ from tf1compat_init import (  # noqa: E402
     plan_restore,
 )
 from tf1compat_init import transforms as tt  # noqa: E402
-from tf1compat_init._bundle_writer import BundleWriter  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.bundle.writer import BundleWriter  # noqa: E402
 from tf1compat_init.checkpoint import restore  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
 

@@ -93,7 +93,7 @@ def test_scope_map_restores_through_initializers(pre, use_resource):
 @pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "ref"])
 def test_fallback_op_paths(pre, monkeypatch, path, use_resource):
     """Where TF's internals differ, the slower op constructors give the same graph."""
-    from tf1compat_init import _v1_graph
+    from tf1compat_init.v1 import _graph as _v1_graph
 
     init = _v1_graph._OpMaker.__init__
 

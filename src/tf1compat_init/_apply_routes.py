@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._fastread import FastReader, aligned_empty
-from .apply import _Job, _part_slices, _tf_dtype
+from ._jobs import _Job, _part_slices, _tf_dtype
+from .bundle.fastread import FastReader, aligned_empty
 from .errors import TargetError
 from .plan import dtype_name
 from .report import fmt_shape, shapes_compatible

@@ -64,22 +64,18 @@ import math
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import _fastread
-from ._fastread import (
-    ALIGNMENT,
-    FastReader,
-    ReadRequest,
-    aligned_empty,
-)
 from ._gc import gc_paused
+from ._jobs import _Job, _part_slices, _tf_dtype
+from .bundle import fastread as _fastread
+from .bundle.fastread import ALIGNMENT, FastReader, ReadRequest, aligned_empty
 from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
-from .variables import Part, TargetVariable, variable_shape
+from .variables import TargetVariable, variable_shape
 
 __all__ = ["apply_plan"]
 
@@ -90,15 +86,6 @@ _STAGING = ("stream", "all")
 
 #: dtype name -> whether EagerTensor._numpy() is a view of the tensor (checked once).
 _SHARES_MEMORY: dict[str, bool] = {}
-
-
-class _Job(NamedTuple):
-    """One variable to fill: ``part.variable`` gets ``value[slices]`` of ``key``."""
-
-    key: str
-    target: str
-    part: Part
-    slices: tuple[slice, ...] | None
 
 
 def _tf() -> Any:
@@ -330,12 +317,6 @@ class _Assigner:
         return inner
 
 
-def _part_slices(target: TargetVariable, part: Part) -> tuple[slice, ...] | None:
-    if not target.partitioned:
-        return None
-    return tuple(slice(o, o + s) for o, s in zip(part.offset, part.shape, strict=True))
-
-
 def _source(checkpoint: Any) -> tuple[Any, list[Mapping[str, str]]]:
     """The checkpoint that holds the bytes, and the renames from the plan's keys to its keys.
 
@@ -410,10 +391,6 @@ def _check_fits(jobs: list[_Job], checkpoint: Any) -> None:
                 f" tensor {job.key} gives it {info.dtype}{fmt_shape(shape)}; nothing was"
                 f" assigned. Make a new plan for these variables"
             )
-
-
-def _tf_dtype(tf: Any, name: str) -> Any:
-    return tf.dtypes.as_dtype(name)
 
 
 def apply_plan(

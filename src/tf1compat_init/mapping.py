@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 from . import transforms as tt
 from .errors import AssignmentMapError
+from .policy import check_policy_value
 
 ROOT = "/"
 
@@ -384,10 +385,6 @@ class AssignmentMap:
                 does not exist, or matches nothing.
             ValueError: ``on_conflict`` is neither ``"error"`` nor ``"last"``.
         """
-        # Imported here: plan imports this module, and the check lives there so that
-        # every front end words a bad value the same way.
-        from .plan import check_policy_value
-
         check_policy_value("on_conflict", on_conflict)
         ckpt = _Names(checkpoint_keys)
         tgt = _Names(targets)

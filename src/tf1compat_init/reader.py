@@ -1,6 +1,6 @@
 """Opening checkpoints: path resolution, file checks, listing and reading keys.
 
-No TensorFlow: the index is parsed by :mod:`tf1compat_init._bundle`. TensorFlow is
+No TensorFlow: the index is parsed by :mod:`tf1compat_init.bundle.reader`. TensorFlow is
 imported only to read an entry the native reader cannot decode.
 """
 
@@ -219,7 +219,7 @@ class CheckpointInfo:
 
     @property
     def bundle(self) -> Any:
-        """The native :class:`~tf1compat_init._bundle.BundleReader`."""
+        """The native :class:`~tf1compat_init.bundle.reader.BundleReader`."""
         return self._reader
 
     def read(self, keys: Iterable[str] | None = None, *, verify: bool = True) -> dict[str, Any]:
@@ -265,7 +265,7 @@ class CheckpointInfo:
 def _needs_tf(info: VariableInfo | None) -> bool:
     if info is None:
         return False
-    from ._bundle import numpy_dtype
+    from .bundle.reader import numpy_dtype
 
     try:
         numpy_dtype(info.dtype)
@@ -342,7 +342,7 @@ def open_checkpoint(path: Any) -> CheckpointInfo:
         >>> info.variables["dense/kernel"]  # doctest: +SKIP
         VariableInfo(shape=(784, 256), dtype='float32')
     """
-    from ._bundle import BundleReader
+    from .bundle.reader import BundleReader
 
     prefix = resolve_checkpoint_path(path)
     return checkpoint_from_reader(BundleReader(prefix))

@@ -135,7 +135,7 @@ def flip_byte(path: str, pos: int, mask: int = 0x10) -> None:
 
 
 def entry(prefix: str, key: str) -> Any:
-    from tf1compat_init._bundle import BundleReader
+    from tf1compat_init.bundle.reader import BundleReader
 
     return BundleReader(prefix).entries[key]
 

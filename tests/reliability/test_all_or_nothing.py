@@ -22,8 +22,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tf1compat_init as tci  # noqa: E402
-from tf1compat_init import _bundle, _fastread  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.bundle import fastread as _fastread  # noqa: E402
+from tf1compat_init.bundle import reader as _bundle  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
 
 from . import _helpers as h  # noqa: E402

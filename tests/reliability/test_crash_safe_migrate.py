@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import tf1compat_init as tci
-from tf1compat_init._bundle_writer import BundleWriter
+from tf1compat_init.bundle.writer import BundleWriter
 
 from . import _helpers_light as hl
 
@@ -146,7 +146,7 @@ def test_sigkill_at_random_moments(source, source_values, tmp_path):
 _CHILD = r"""
 import os, signal, sys
 import tf1compat_init.migrate as m
-import tf1compat_init._bundle_writer as bw
+import tf1compat_init.bundle.writer as bw
 
 stage = sys.argv[1]
 

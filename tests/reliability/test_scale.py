@@ -117,7 +117,7 @@ def test_checkpoint_larger_than_2_gib(tmp_path, record_property):
     free = shutil.disk_usage(tmp_path).free
     if free < 6 * 2**30:
         pytest.skip(f"needs 6 GiB of free disk in {tmp_path}, has {free / 2**30:.1f}")
-    from tf1compat_init._bundle_writer import BundleWriter
+    from tf1compat_init.bundle.writer import BundleWriter
 
     prefix = str(tmp_path / "big.ckpt")
     start = time.perf_counter()

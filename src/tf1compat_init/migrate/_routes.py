@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import AssignmentMapError
-from .mapping import AssignmentMap, Rule
-from .migrate import _forward, _hint_near
-from .reader import CheckpointInfo, VariableInfo
+from ..errors import AssignmentMapError
+from ..mapping import AssignmentMap, Rule
+from ..reader import CheckpointInfo, VariableInfo
+from ._rename import _forward, _hint_near
 
 
 def forward_routed(
@@ -61,7 +61,7 @@ def route_names(
     amap: AssignmentMap,
 ) -> dict[str, tuple[Any, VariableInfo]]:
     """Adds the names rules with transforms make; returns name -> (route, its info)."""
-    from .transforms import Route, TransformError
+    from ..transforms import Route, TransformError
 
     out: dict[str, tuple[Any, VariableInfo]] = {}
     for rule, keys, news in routed:

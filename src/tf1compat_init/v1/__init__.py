@@ -39,19 +39,12 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _v1_graph as _graph
-from ._v1_plan import (
-    check_policy,
-    eager_init,
-    graph_or_raise,
-    make_map,
-    plan_in_graph,
-    with_recipe,
-)
-from ._v1_saver import PlannedSaver, init_unrestored, restore_saver
-from ._v1_warm_start import warm_start
-from .reader import pretrained_path
-from .report import RestoreReport
+from ..reader import pretrained_path
+from ..report import RestoreReport
+from . import _graph
+from ._plan import check_policy, eager_init, graph_or_raise, make_map, plan_in_graph, with_recipe
+from ._saver import PlannedSaver, init_unrestored, restore_saver
+from ._warm_start import warm_start
 
 __all__ = [
     "CheckpointInitHook",

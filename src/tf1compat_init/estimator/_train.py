@@ -14,8 +14,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from ._estimator_inputs import call_input_fn, call_model_fn, parse_input_fn_result
-from ._estimator_spec import ModeKeys
+from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._spec import ModeKeys
 
 __all__ = ["create_global_step", "maybe_warm_start", "train_model"]
 
@@ -44,7 +44,7 @@ def _create_global_step_read(graph: Any) -> None:
 
 def maybe_warm_start(settings: Any) -> None:
     """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`."""
-    from . import v1
+    from .. import v1
 
     logger.info("Warm-starting with WarmStartSettings: %s", settings)
     v1.warm_start(

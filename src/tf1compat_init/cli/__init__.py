@@ -96,7 +96,7 @@ def _import_tensorflow(args: argparse.Namespace) -> None:
 
 def _factory(args: argparse.Namespace, spec: str) -> Any:
     """Loads ``module:function``; the returned callable builds the model quietly."""
-    from .migrate import load_factory
+    from ..migrate import load_factory
 
     _import_tensorflow(args)
     with _quiet_native_stderr(not args.debug):
@@ -115,7 +115,7 @@ def _is_factory_spec(spec: str) -> bool:
 
 
 def _amap(args: argparse.Namespace) -> list[tuple[str, str]] | None:
-    from .migrate import load_map_file
+    from ..migrate import load_map_file
 
     pairs: list[tuple[str, str]] = []
     if getattr(args, "map_file", None):
@@ -140,7 +140,7 @@ def _recipe_or_map(args: argparse.Namespace) -> Any:
         raise UsageError(
             f"{PROG}: --recipe is a whole map; do not combine it with --map/--map-file"
         )
-    from .transforms import get_recipe
+    from ..transforms import get_recipe
 
     return get_recipe(recipe)
 
@@ -154,8 +154,8 @@ def _json(data: Any, out: TextIO) -> None:
 
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
-    from . import open_checkpoint
-    from .checkpoint import ObjectPathCheckpoint
+    from .. import open_checkpoint
+    from ..checkpoint import ObjectPathCheckpoint
 
     info = open_checkpoint(args.path)
     entries = getattr(info.bundle, "entries", {})
@@ -164,7 +164,7 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     for key in sorted(info.variables):
         v = info.variables[key]
         e = entries.get(key)
-        from .migrate import _nbytes
+        from ..migrate import _nbytes
 
         size = int(e.size) if (v.dtype == "string" and e is not None) else _nbytes(v)
         rows.append({"key": key, "shape": list(v.shape), "dtype": v.dtype, "bytes": size})
@@ -191,7 +191,7 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"checkpoint  {info.prefix}\n")
     out.write(f"format      {info.format}\n")
     out.write(f"shards      {len(info.data_files)}: {', '.join(info.data_files)}\n")
-    from .migrate import _human
+    from ..migrate import _human
 
     exact = f" ({total} bytes)" if total >= 1024 else ""
     out.write(f"tensors     {len(rows)}, {_human(total)}{exact}\n\n")
@@ -209,16 +209,16 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
-    from .checkpoint import as_named_checkpoint
-    from .migrate import rename_checkpoint
-    from .plan import plan_restore
-    from .reader import open_checkpoint
+    from ..checkpoint import as_named_checkpoint
+    from ..migrate import rename_checkpoint
+    from ..plan import plan_restore
+    from ..reader import open_checkpoint
 
     amap = _recipe_or_map(args)
     source = open_checkpoint(args.src)
     ignore = {"on_missing": "ignore", "on_mismatch": "ignore"}
     if _is_factory_spec(args.target):
-        from .checkpoint import plan_for_root, target_variables
+        from ..checkpoint import plan_for_root, target_variables
 
         build = _factory(args, args.target)
         with _quiet_native_stderr(not args.debug):
@@ -309,8 +309,8 @@ def _max_abs_diff(a: Any, b: Any) -> float | None:
 
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    from .checkpoint import as_named_checkpoint
-    from .migrate import _equal, rename_checkpoint
+    from ..checkpoint import as_named_checkpoint
+    from ..migrate import _equal, rename_checkpoint
 
     a = rename_checkpoint(args.a, _recipe_or_map(args), exclude=args.exclude or ())
     b = as_named_checkpoint(args.b)
@@ -394,8 +394,8 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    from ..migrate import migrate
     from ._progress import ProgressBar
-    from .migrate import migrate
 
     model = None
     if args.model:
@@ -505,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 failure, 2 usage error (diff: 0 same, 1 different, "
         "2 trouble). Run '%(prog)s COMMAND --help' for examples.",
     )
-    from . import __version__
+    from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -611,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _is_expected(e: BaseException) -> bool:
-    from .errors import Tf1CompatError
+    from ..errors import Tf1CompatError
 
     return isinstance(e, Tf1CompatError | OSError | ValueError | KeyError | ImportError)
 

@@ -31,11 +31,11 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from . import _proto
-from ._gc import gc_paused
-from ._proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, to_str
-from ._proto_fast import entry_fields, trackable_object_fields
-from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
+from .._gc import gc_paused
+from ..errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
+from . import proto as _proto
+from .proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, to_str
+from .proto_fast import entry_fields, trackable_object_fields
 
 __all__ = [
     "OBJECT_GRAPH_KEY",
@@ -599,7 +599,7 @@ def _parse_trackable_object(data: bytes) -> ObjectGraphNode:
 
 
 def _parse_trackable_object_general(data: bytes) -> ObjectGraphNode:
-    """Any valid ``TrackableObject``, every field checked (``_proto_fast`` is the quick path)."""
+    """Any valid ``TrackableObject``, every field checked (``proto_fast`` is the quick path)."""
     children, attributes, slots = [], [], []
     for field, wire, value in _proto.iter_fields(data):
         if field == 1:
@@ -856,7 +856,7 @@ def _parse_slice(data: bytes) -> tuple[tuple[int, int], ...]:
 
 
 def _parse_entry_general(data: bytes) -> _RawEntry:
-    """Any valid ``BundleEntryProto``, every field checked (``_proto_fast`` is the quick path)."""
+    """Any valid ``BundleEntryProto``, every field checked (``proto_fast`` is the quick path)."""
     dtype, shard_id, offset, size, crc = 0, 0, 0, 0, 0
     dims: list[int] = []
     slices = []

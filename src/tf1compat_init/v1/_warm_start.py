@@ -12,14 +12,14 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _v1_graph as _graph
-from ._v1_plan import graph_or_raise
-from .errors import AssignmentMapError
-from .mapping import nearest
-from .plan import DEFAULT_OPTIONAL, plan_restore
-from .reader import CheckpointInfo, open_checkpoint
-from .report import RestoreReport
-from .variables import collect_targets, target_specs
+from ..errors import AssignmentMapError
+from ..mapping import nearest
+from ..plan import DEFAULT_OPTIONAL, plan_restore
+from ..reader import CheckpointInfo, open_checkpoint
+from ..report import RestoreReport
+from ..variables import collect_targets, target_specs
+from . import _graph
+from ._plan import graph_or_raise
 
 logger = logging.getLogger("tf1compat_init.v1")
 

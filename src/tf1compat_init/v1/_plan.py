@@ -10,14 +10,13 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _v1_graph as _graph
-from . import _v1_routes as _routes
-from .apply import apply_plan
-from .errors import AssignmentMapError
-from .mapping import AssignmentMap
-from .plan import RestorePlan, check_policy_values, plan_restore
-from .reader import open_checkpoint
-from .variables import TargetVariable, collect_targets, target_specs
+from ..apply import apply_plan
+from ..errors import AssignmentMapError
+from ..mapping import AssignmentMap
+from ..plan import RestorePlan, check_policy_values, plan_restore
+from ..reader import open_checkpoint
+from ..variables import TargetVariable, collect_targets, target_specs
+from . import _graph, _routes
 
 logger = logging.getLogger("tf1compat_init.v1")
 
@@ -47,7 +46,7 @@ def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 def with_recipe(assignment_map: Any, policy: dict[str, Any]) -> Any:
     """The map to plan with: ``assignment_map``, or the ``recipe=`` policy keyword's."""
-    from .transforms import recipe_map
+    from ..transforms import recipe_map
 
     return recipe_map(assignment_map, policy.pop("recipe", None))
 
@@ -98,7 +97,7 @@ def verify_plan(plan: RestorePlan) -> None:
     Raises:
         CheckpointCorruptError: naming the tensor, before the graph changes.
     """
-    from ._fastread import FastReader
+    from ..bundle.fastread import FastReader
 
     keys = list(dict.fromkeys(k for e in plan.entries for k in e.keys))
     with FastReader(plan.checkpoint.bundle) as reader:

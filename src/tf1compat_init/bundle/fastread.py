@@ -47,8 +47,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._bundle import BundleEntry, BundleReader, crc32c, crc32c_at, unmask_crc
-from .errors import CheckpointCorruptError, UnsupportedCheckpointError
+from ..errors import CheckpointCorruptError, UnsupportedCheckpointError
+from .reader import BundleEntry, BundleReader, crc32c, crc32c_at, unmask_crc
 
 __all__ = [
     "ALIGNMENT",
@@ -476,7 +476,7 @@ class FastReader:
     Use as a context manager; ``close()`` unmaps the data files.
 
     Args:
-        reader: the checkpoint's :class:`~tf1compat_init._bundle.BundleReader`.
+        reader: the checkpoint's :class:`~tf1compat_init.bundle.reader.BundleReader`.
         threads: worker threads (default :func:`default_threads`).
         window_bytes: bytes in flight while streaming, beyond the largest request.
     """

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from ._estimator_inputs import call_input_fn, call_model_fn, parse_input_fn_result
-from ._estimator_spec import LOSS_METRIC_KEY, ModeKeys
-from ._estimator_train import create_global_step, maybe_warm_start
+from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._spec import LOSS_METRIC_KEY, ModeKeys
+from ._train import create_global_step, maybe_warm_start
 
 __all__ = ["StopAfterNEvalsHook", "evaluate", "predict"]
 

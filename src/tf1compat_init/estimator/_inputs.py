@@ -9,7 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ._estimator_spec import EstimatorSpec, ModeKeys
+from ._spec import EstimatorSpec, ModeKeys
 
 __all__ = [
     "DatasetInitializerHook",

@@ -10,10 +10,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _v1_graph as _graph
-from ._v1_plan import graph_or_raise, plan_in_graph
-from .errors import AssignmentMapError
-from .report import RestoreReport
+from ..errors import AssignmentMapError
+from ..report import RestoreReport
+from . import _graph
+from ._plan import graph_or_raise, plan_in_graph
 
 
 class PlannedSaver(tf.compat.v1.train.Saver):

@@ -39,10 +39,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .errors import CheckpointNotFoundError
-from .keras import check_map, check_policy, load_checkpoint
-from .reader import pretrained_path
-from .report import RestoreReport
+from ..errors import CheckpointNotFoundError
+from ..reader import pretrained_path
+from ..report import RestoreReport
+from ._load import check_map, check_policy, load_checkpoint
 
 __all__ = ["CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep"]
 

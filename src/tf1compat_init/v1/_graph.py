@@ -23,11 +23,11 @@ from tensorflow.core.framework import attr_value_pb2, node_def_pb2
 from tensorflow.python.framework import ops as _tf_ops
 from tensorflow.python.ops import resource_variable_ops
 
-from . import _v1_routes as _routes
-from . import transforms as tt
-from .mapping import AssignmentMap
-from .plan import RestorePlan
-from .variables import Part, TargetVariable, collect_targets, target_name
+from .. import transforms as tt
+from ..mapping import AssignmentMap
+from ..plan import RestorePlan
+from ..variables import Part, TargetVariable, collect_targets, target_name
+from . import _routes
 
 __all__ = [
     "assign_ops",

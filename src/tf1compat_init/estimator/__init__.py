@@ -31,13 +31,14 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _estimator_eval, _estimator_train
-from . import _estimator_leftout as _leftout
-from ._estimator_config import RunConfig, WarmStartSettings, default_session_config
-from ._estimator_config import resolve_warm_start as _resolve_warm_start
-from ._estimator_inputs import call_model_fn as _call_model_fn
-from ._estimator_inputs import verify_model_fn_args as _verify_model_fn_args
-from ._estimator_spec import EstimatorSpec, ModeKeys
+from . import _eval as _estimator_eval
+from . import _leftout
+from . import _train as _estimator_train
+from ._config import RunConfig, WarmStartSettings, default_session_config
+from ._config import resolve_warm_start as _resolve_warm_start
+from ._inputs import call_model_fn as _call_model_fn
+from ._inputs import verify_model_fn_args as _verify_model_fn_args
+from ._spec import EstimatorSpec, ModeKeys
 
 __all__ = [
     "CheckpointSaverHook",

@@ -153,7 +153,7 @@ def _validate(config: RunConfig) -> None:
 
 
 def _arg_names(fn: Any) -> set:
-    from ._estimator_inputs import fn_args
+    from ._inputs import fn_args
 
     return set(fn_args(fn))
 

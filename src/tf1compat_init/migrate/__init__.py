@@ -40,21 +40,22 @@ from typing import Any
 
 import numpy as np
 
-from .errors import (
+from ..errors import (
     AssignmentMapError,
     CheckpointCorruptError,
     CheckpointMismatchError,
     Tf1CompatError,
 )
-from .mapping import ROOT, AssignmentMap, Rule, nearest
-from .plan import DEFAULT_OPTIONAL
-from .reader import (
+from ..mapping import AssignmentMap, Rule
+from ..plan import DEFAULT_OPTIONAL
+from ..reader import (
     INTERNAL_KEYS,
     CheckpointInfo,
     VariableInfo,
     checkpoint_from_reader,
     open_checkpoint,
 )
+from ._rename import _forward
 
 __all__ = [
     "FORMATS",
@@ -170,7 +171,7 @@ class RenamedCheckpoint:
 
 
 def _nbytes(info: VariableInfo) -> int:
-    from ._bundle import numpy_dtype
+    from ..bundle.reader import numpy_dtype
 
     n = 1
     for d in info.shape:
@@ -183,7 +184,7 @@ def _nbytes(info: VariableInfo) -> int:
 
 def _source_names(info: CheckpointInfo) -> dict[str, str]:
     if info.format == "object-based":
-        from .checkpoint import ObjectPathCheckpoint
+        from ..checkpoint import ObjectPathCheckpoint
 
         return dict(ObjectPathCheckpoint(info).keys)
     return {k: k for k in info.variables if k not in INTERNAL_KEYS}
@@ -209,107 +210,6 @@ def _optimizer_only_keys(info: CheckpointInfo) -> set[str]:
         if node_id not in reachable:
             out.update(a.checkpoint_key for a in node.attributes)
     return out
-
-
-def _hint_near(name: str, names: Sequence[str]) -> str:
-    close = nearest(name, names)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-def _scopes(names: Sequence[str], limit: int = 5) -> list[str]:
-    seen: dict[str, None] = {}
-    for n in names:
-        seen.setdefault(n.split("/", 1)[0] + "/" if "/" in n else n, None)
-        if len(seen) >= limit:
-            break
-    return list(seen)
-
-
-def _forward(rule: Rule, names: list[str], name_set: set[str]) -> list[tuple[str, str]]:
-    """The ``(source name, new name)`` pairs one rule produces; raises if it matches nothing."""
-    if rule.kind == "identity":
-        return [(n, n) for n in names]
-    if rule.kind == "one_to_one":
-        raise AssignmentMapError(
-            f"rule {rule.text}: a migration renames keys to names; variable objects have no "
-            f"meaning here"
-        )
-    if rule.kind == "callable":
-        out = []
-        for n in names:
-            new = rule.key(n)
-            if new is None:
-                continue
-            if not isinstance(new, str) or not new:
-                raise AssignmentMapError(
-                    f"{rule.text} returned {new!r} for key {n!r}; it must return a non-empty "
-                    f"name or None"
-                )
-            out.append((n, new))
-        return out
-    if rule.kind == "regex":
-        out = []
-        for n in names:
-            m = rule.key.fullmatch(n)
-            if m is None:
-                continue
-            try:
-                new = m.expand(rule.target or "")
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-            if not new:
-                raise AssignmentMapError(f"rule {rule.text} renames {n!r} to the empty string")
-            out.append((n, new))
-        if not out:
-            raise AssignmentMapError(
-                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
-                + _hint_near(rule.key.pattern, names)
-            )
-        return out
-    key, target = rule.key, rule.target or ""
-    if key == ROOT or key.endswith("/"):
-        if target == "":
-            raise AssignmentMapError(
-                f"rule {rule.text}: the new name is the empty string; use '/' for the root, "
-                f"e.g. {{{key!r}: '/'}}"
-            )
-        if target != ROOT and not target.endswith("/"):
-            raise AssignmentMapError(
-                f"rule {rule.text}: {key!r} is a scope, so the new name must be a scope too "
-                f"(ending with '/'); did you mean {{{key!r}: {target + '/'!r}}}?"
-            )
-        new_prefix = "" if target == ROOT else target
-        if key == ROOT:
-            return [(n, new_prefix + n) for n in names]
-        under = [n for n in names if n.startswith(key)]
-        if not under:
-            hint = (
-                f"the map looks reversed: the grammar is {{checkpoint_scope: new_scope}}; did "
-                f"you mean {{{target!r}: {key!r}}}?"
-                if target != ROOT and any(n.startswith(target) for n in names)
-                else f"checkpoint keys are under {_scopes(names)}"
-            )
-            raise AssignmentMapError(
-                f"rule {rule.text} matches nothing: the checkpoint has no key under {key!r}; "
-                + hint
-            )
-        return [(n, new_prefix + n[len(key) :]) for n in under]
-    if key not in name_set:
-        raise AssignmentMapError(
-            f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-            + (
-                f"; for the scope, write {{{key + '/'!r}: ...}}"
-                if any(n.startswith(key + "/") for n in names)
-                else _hint_near(key, names)
-            )
-        )
-    if target in ("", ROOT) or target.endswith("/"):
-        leaf = key.rsplit("/", 1)[-1]
-        raise AssignmentMapError(
-            f"rule {rule.text}: {key!r} is one key, so the new name must be one name; did you "
-            f"mean {{{key!r}: {(target.strip('/') + '/' if target.strip('/') else '') + leaf!r}}}?"
-        )
-    return [(key, target)]
 
 
 def rename_checkpoint(
@@ -356,7 +256,7 @@ def rename_checkpoint(
         >>> view.renamed  # doctest: +SKIP
         {'sub_model_1/dense/kernel': 'encoder/dense/kernel'}
     """
-    from . import _migrate_routes as _routes
+    from . import _routes
 
     info = checkpoint if isinstance(checkpoint, CheckpointInfo) else open_checkpoint(checkpoint)
     amap = AssignmentMap(assignment_map, exclude=exclude)
@@ -703,7 +603,7 @@ def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
                 + f"); leave such keys out with --exclude {('^' + re.escape(name) + '$')!r}"
             )
     elif fmt == "tf1":
-        from ._bundle_writer import dtype_enum
+        from ..bundle.writer import dtype_enum
 
         for name, info in view.variables.items():
             try:
@@ -718,7 +618,7 @@ _PENDING_INDEX = ".index-pending"
 
 
 def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) -> int:
-    from ._bundle_writer import BundleWriter
+    from ..bundle.writer import BundleWriter
 
     total = sum(view.nbytes(n) for n in view.variables)
     done = 0
@@ -732,7 +632,7 @@ def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) 
 
 
 def _verify_tf1(view: RenamedCheckpoint, prefix: str) -> None:
-    from ._bundle import BundleReader
+    from ..bundle.reader import BundleReader
 
     out = checkpoint_from_reader(BundleReader(prefix, index_path=prefix + _PENDING_INDEX))
     if set(out.variables) != set(view.variables):
@@ -826,7 +726,7 @@ def _model_shapes(
     amap = AssignmentMap(assignment_map, exclude=exclude)
     if not any(r.to is not None for r in amap.rule_list):
         return None, None, src
-    from .checkpoint import target_variables
+    from ..checkpoint import target_variables
 
     info = src if isinstance(src, CheckpointInfo) else open_checkpoint(src)
     model = _build_model(factory)
@@ -859,8 +759,8 @@ def _write_model(
     progress: Progress | None,
     built: Any = None,
 ) -> Any:
-    from .apply import apply_plan
-    from .checkpoint import lower_plan, plan_for_root
+    from ..apply import apply_plan
+    from ..checkpoint import lower_plan, plan_for_root
 
     model = _build_model(factory) if built is None else built
     if fmt == "keras" and not hasattr(model, "save_weights"):
@@ -910,7 +810,7 @@ def _verify_model(
 ) -> None:
     import tensorflow as tf
 
-    from .checkpoint import target_variables
+    from ..checkpoint import target_variables
 
     fresh = _build_model(factory)
     if fmt == "tf2":
@@ -1088,7 +988,7 @@ def migrate(
         )
     if format in ("tf1", "safetensors") and model is not None:
         raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
-    from .transforms import recipe_map
+    from ..transforms import recipe_map
 
     assignment_map = recipe_map(assignment_map, recipe)
     built, shapes, src = _model_shapes(src, assignment_map, model, exclude)

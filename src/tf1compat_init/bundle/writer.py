@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ._bundle import _DTYPE_NAMES, crc32c, mask_crc, numpy_dtype
-from .errors import UnsupportedCheckpointError
+from ..errors import UnsupportedCheckpointError
+from .reader import _DTYPE_NAMES, crc32c, mask_crc, numpy_dtype
 
 __all__ = ["BundleWriter", "dtype_enum"]
 

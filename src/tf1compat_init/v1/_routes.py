@@ -14,10 +14,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import transforms as tt
-from .errors import AssignmentMapError
-from .plan import RestorePlan
-from .variables import Part, TargetVariable
+from .. import transforms as tt
+from ..errors import AssignmentMapError
+from ..plan import RestorePlan
+from ..variables import Part, TargetVariable
 
 
 def add_reads(
@@ -45,7 +45,7 @@ def add_reads(
 
 
 def _np_dtype(name: str) -> Any:
-    from ._bundle import numpy_dtype
+    from ..bundle.reader import numpy_dtype
 
     return numpy_dtype(name) if name != "string" else tf.string
 

@@ -1,7 +1,7 @@
 """Inline decoders for the two messages a checkpoint holds thousands of.
 
 An index has one ``BundleEntryProto`` per tensor, and an object-based checkpoint's
-graph one ``TrackableObject`` per variable. The general decoder in ``_bundle``
+graph one ``TrackableObject`` per variable. The general decoder in ``reader``
 walks fields through a generator and a function call per varint: about 15 µs per
 tensor, which for a model of thousands of small tensors costs more than reading
 their bytes. These decoders handle the layout TensorFlow writes, with the varints
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._proto import to_str
+from .proto import to_str
 
 __all__ = ["entry_fields", "trackable_object_fields"]
 

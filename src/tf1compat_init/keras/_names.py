@@ -22,11 +22,11 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import AssignmentMapError, Tf1CompatError
-from .mapping import ROOT, AssignmentMap
-from .plan import RestorePlan, dtype_name
-from .reader import CheckpointInfo, VariableInfo
-from .variables import Part, TargetVariable
+from ..errors import AssignmentMapError, Tf1CompatError
+from ..mapping import ROOT, AssignmentMap
+from ..plan import RestorePlan, dtype_name
+from ..reader import CheckpointInfo, VariableInfo
+from ..variables import Part, TargetVariable
 
 __all__ = [
     "KerasModelError",
