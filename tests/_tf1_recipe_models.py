@@ -1,6 +1,6 @@
 """Builds real TF1 checkpoints for the recipe tests; run under TensorFlow 2.15 (graph mode).
 
-    python tests/_tf1_recipe_models.py bert|resnet OUT_DIR
+    python tests/_tf1_recipe_models.py bert|resnet|all OUT_DIR
 
 Each writes ``OUT_DIR/model.ckpt-1`` with the model code of the package people trained with
 (bert-tensorflow's ``modeling.BertModel``, tf-slim's ``nets.resnet_v1.resnet_v1_50``), every
@@ -192,5 +192,8 @@ def build_resnet(out_dir: str) -> None:
 
 if __name__ == "__main__":
     kind, out = sys.argv[1], sys.argv[2]
-    os.makedirs(out, exist_ok=True)
-    {"bert": build_bert, "resnet": build_resnet}[kind](out)
+    builders = {"bert": build_bert, "resnet": build_resnet}
+    for name in builders if kind == "all" else [kind]:  # "all": OUT/bert, OUT/resnet
+        where = os.path.join(out, name) if kind == "all" else out
+        os.makedirs(where, exist_ok=True)
+        builders[name](where)

@@ -49,13 +49,19 @@ def generate(kind: str, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return generate("bert", tmp_path_factory.mktemp("tf1") / "bert")
+def tf1_dir(tmp_path_factory):
+    # Both checkpoints from one TF 2.15 process: one TensorFlow import, not two.
+    return generate("all", tmp_path_factory.mktemp("tf1"))
 
 
 @pytest.fixture(scope="module")
-def resnet_dir(tmp_path_factory):
-    return generate("resnet", tmp_path_factory.mktemp("tf1") / "resnet")
+def bert_dir(tf1_dir):
+    return tf1_dir / "bert"
+
+
+@pytest.fixture(scope="module")
+def resnet_dir(tf1_dir):
+    return tf1_dir / "resnet"
 
 
 def bert_backbone(config: dict):
@@ -243,6 +249,71 @@ def test_recipe_on_the_wrong_checkpoint_changes_no_weight(bert_dir):
     assert "^resnet_v1_50/conv1/weights$" in str(e.value)
     after = keras_weights(model)
     assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def bert_factory_module(tmp_path, monkeypatch, bert_dir) -> str:
+    """A ``module:function`` for ``--model``: builds the BertBackbone of bert_config.json."""
+    (tmp_path / "bert_factory.py").write_text(
+        "import json, os\n"
+        "def build():\n"
+        "    from test_recipes import bert_backbone\n"
+        "    with open(os.environ['BERT_CONFIG']) as f:\n"
+        "        return bert_backbone(json.load(f))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    monkeypatch.setenv("BERT_CONFIG", str(bert_dir / "bert_config.json"))
+    return "bert_factory:build"
+
+
+@pytest.mark.tf221
+def test_cli_migrate_with_the_bert_recipe_writes_keras_weights(
+    bert_dir, tmp_path, monkeypatch, capsys
+):
+    # One command: tf1compat-init migrate SRC DST --recipe ... --format keras --model m:f
+    from tf1compat_init.cli import main
+
+    factory = bert_factory_module(tmp_path, monkeypatch, bert_dir)
+    dst = tmp_path / "out" / "bert.weights.h5"
+    argv = ["migrate", str(bert_dir), str(dst), "--recipe", "bert-to-keras-hub"]
+    assert main([*argv, "--format", "keras", "--model", factory, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verified"] and len(result["tensors"]) == 39
+    # Training state is left out with a line each: 39 adam_m, 39 adam_v, global_step.
+    assert len(result["excluded"]) == 2 * 39 + 1
+    assert result["excluded"]["global_step"] == "recipe bert-to-keras-hub drops it (^global_step$)"
+    q = "transformer_layer_1/self_attention_layer/query/kernel"
+    assert result["renamed"]["bert/encoder/layer_1/attention/self/query/kernel"] == q
+    assert "reshape" in result["transforms"][q]
+
+    model = bert_backbone(json.loads((bert_dir / "bert_config.json").read_text()))
+    model.load_weights(str(dst))
+    io = np.load(bert_dir / "io.npz")
+    out = model(
+        {
+            "token_ids": io["input_ids"],
+            "segment_ids": io["token_type_ids"],
+            "padding_mask": io["input_mask"],
+        }
+    )
+    np.testing.assert_allclose(np.asarray(out["sequence_output"]), io["sequence_output"], **TOL)
+    np.testing.assert_allclose(np.asarray(out["pooled_output"]), io["pooled_output"], **TOL)
+
+
+@pytest.mark.tf221
+def test_cli_migrate_with_a_recipe_for_another_model_writes_nothing(
+    bert_dir, resnet_dir, tmp_path, monkeypatch, capsys
+):
+    from tf1compat_init.cli import main
+
+    factory = bert_factory_module(tmp_path, monkeypatch, bert_dir)
+    dst = tmp_path / "out" / "bert.weights.h5"
+    argv = ["migrate", str(resnet_dir), str(dst), "--recipe", "bert-to-keras-hub"]
+    assert main([*argv, "--format", "keras", "--model", factory]) != 0
+    err = capsys.readouterr().err
+    assert "recipe 'bert-to-keras-hub' does not fit this checkpoint" in err
+    assert "'^bert/embeddings/word_embeddings$'" in err
+    assert not dst.exists() and not list(tmp_path.glob("out/*"))
 
 
 def slim_topology_resnet(input_shape):
