@@ -316,13 +316,14 @@ def test_cli_migrate_with_a_recipe_for_another_model_writes_nothing(
     assert not dst.exists() and not list(tmp_path.glob("out/*"))
 
 
-def slim_topology_resnet(input_shape):
+def slim_pool1_resnet(input_shape):
+    """examples/slim_resnet_keras.py: keras.applications.ResNet50 with slim's pool1."""
     sys.path.insert(0, str(ROOT / "examples"))
     try:
-        from slim_resnet_keras import resnet_v1_50
+        from slim_resnet_keras import slim_resnet_v1_50
     finally:
         sys.path.remove(str(ROOT / "examples"))
-    return resnet_v1_50(input_shape, classes=1000)
+    return slim_resnet_v1_50(input_shape=input_shape, classes=1000)
 
 
 def slim_tensors(resnet_dir: Path) -> dict:
@@ -370,22 +371,27 @@ def test_slim_resnet_weights_transfer_exactly_into_keras_applications(resnet_dir
     assert logits_kernel.shape == (1, 1, 2048, 1000)
     np.testing.assert_array_equal(weights["predictions/kernel"], logits_kernel[0, 0])
 
-    # ... and the network is still another function: measured, not assumed.
+    # ... and the outputs differ: measured, not assumed (pool1's padding; see below).
     logits = np.asarray(model(io["images"]))
     diff = float(np.abs(logits - io["logits"]).max())
-    scale = float(np.abs(io["logits"]).max())
-    assert not np.allclose(logits, io["logits"], **TOL), "the topologies are equivalent after all?"
-    assert diff > 100 * TOL["atol"], (diff, scale)
+    assert not np.allclose(logits, io["logits"], **TOL)
+    assert diff > 0.01 * float(np.abs(io["logits"]).max()), diff  # not rounding: >1% of range
 
 
 @pytest.mark.tf221
-def test_slim_resnet_into_slim_topology_keras_model_reproduces_the_tf1_graph(resnet_dir):
+def test_keras_applications_resnet50_with_slim_pool1_reproduces_the_tf1_graph(resnet_dir):
+    # The one real difference is pool1's padding: with it swapped (same names, same
+    # recipe), keras.applications' stride placement computes slim's numbers.
     from tf1compat_init import keras as tk
 
     io = np.load(resnet_dir / "io.npz")
-    model = slim_topology_resnet(io["images"].shape[1:])
+    model = slim_pool1_resnet(io["images"].shape[1:])
     report = tk.load_checkpoint(model, str(resnet_dir), tt.get_recipe("slim-resnet50-to-keras"))
-    assert set(report.loaded) == set(keras_weights(model))
     assert sorted(report.loaded.values()) == sorted(slim_tensors(resnet_dir))
-    assert not (report.missing or report.untouched or report.unused or report.mismatched)
+    assert not (report.missing or report.unused or report.mismatched)
+    assert all(t.endswith("_conv/bias") for t in report.untouched)  # zeros, as above
     np.testing.assert_allclose(np.asarray(model(io["images"])), io["logits"], **TOL)
+    import keras
+
+    features = keras.Model(model.input, model.get_layer("avg_pool").output)
+    np.testing.assert_allclose(np.asarray(features(io["images"])), io["pre_logits"], **TOL)

@@ -8,8 +8,8 @@ right checkpoint from a wrong one. Importing this package registers them:
 - ``bert-to-keras-hub``: Google BERT (bert-tensorflow's ``modeling.BertModel``, any size)
   into ``keras_hub.models.BertBackbone``;
 - ``slim-resnet50-to-keras``: tf-slim's ``nets.resnet_v1.resnet_v1_50`` into
-  ``keras.applications.ResNet50`` (every tensor; the two networks place the stride
-  differently, see :mod:`tf1compat_init.recipes.slim_resnet`).
+  ``keras.applications.ResNet50`` (every tensor; slim's ``pool1`` pads differently, see
+  :mod:`tf1compat_init.recipes.slim_resnet`).
 
 ``tt.get_recipe(name)`` and the front ends import it on first use. Pure: no TensorFlow.
 """

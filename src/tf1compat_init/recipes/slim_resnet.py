@@ -8,19 +8,21 @@ shapes): ``block<b>/unit_<u>/bottleneck_v1/{shortcut,conv1,conv2,conv3}`` is
 carry biases that slim's (followed by batch norm) do not have: they stay untouched at
 their initial zeros, which is exact.
 
-**The networks are not the same function.** Loading every tensor does not make
-``keras.applications.ResNet50`` compute what slim's ``resnet_v1_50`` computed:
+**Outputs.** With every tensor loaded, ``keras.applications.ResNet50`` differs from slim's
+``resnet_v1_50`` in ONE place, ``pool1``: slim max-pools with ``SAME`` padding (for an even
+feature map, the extra row and column at the end), Keras pads one pixel on every side, so
+every pooling window is shifted by a pixel and every output after it differs (tests:
+logits off by up to ~10% of their range). The other differences cancel or vanish:
 
-- slim strides in the *last* unit of blocks 1-3, in the 3x3 ``conv2`` (and the identity
-  shortcut is subsampled); Keras (Caffe style) strides in the *first* unit of stages
-  3-5, in the 1x1 ``_1_conv`` and the projection shortcut;
-- slim pads stride-2 convolutions explicitly (``conv2d_same``) and max-pools ``pool1``
-  with ``SAME`` padding (extra row/column at the end); Keras pads one pixel at the start;
-- batch-norm epsilon is 1e-5 in slim and 1.001e-5 in Keras.
+- stride placement: slim strides in the last unit of a block, in the 3x3 conv with
+  ``conv2d_same``'s explicit (1, 1) padding; Keras in the next unit's 1x1 convs. A 3x3
+  stride-2 conv padded (1, 1) equals a SAME stride-1 conv read at even positions, and 1x1
+  convs, batch norm, ReLU and the identity shortcut commute with that subsampling: the
+  same numbers (tests: 1e-5 against the TF1 graph);
+- batch-norm epsilon 1e-5 (slim) vs 1.001e-5 (Keras): below float32 resolution here.
 
-The weights transfer exactly; the outputs differ (measured in the tests). To reproduce
-slim's outputs in Keras 3, build the network with slim's topology and Keras' names (the
-same recipe then loads it): ``examples/slim_resnet_keras.py``.
+So: ``keras.applications.ResNet50`` with ``pool1`` swapped for a ``SAME`` max-pool (same
+names, the same recipe) reproduces slim's outputs: ``examples/slim_resnet_keras.py``.
 """
 
 from __future__ import annotations
@@ -55,5 +57,5 @@ SLIM_RESNET50_TO_KERAS = tt.Recipe(
         r"^resnet_v1_50/block4/unit_3/bottleneck_v1/conv3/weights$",
     ),
     description="tf-slim nets.resnet_v1.resnet_v1_50 (TF1) -> keras.applications.ResNet50 "
-    "(weights transfer exactly; slim's stride placement differs, see the module doc)",
+    "(every tensor; slim's pool1 pads differently, see the module doc)",
 )
