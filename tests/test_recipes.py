@@ -211,7 +211,7 @@ def test_bert_to_keras_hub_reproduces_the_tf1_graph(bert_dir):
 
     config = json.loads((bert_dir / "bert_config.json").read_text())
     model = bert_backbone(config)
-    report = tk.load_checkpoint(model, str(bert_dir), tt.get_recipe("bert-to-keras-hub"))
+    report = tk.load_checkpoint(model, str(bert_dir), recipe="bert-to-keras-hub")
 
     assert set(report.loaded) == set(keras_weights(model))  # every weight, nothing else
     assert not (report.missing or report.untouched or report.unused or report.mismatched)
