@@ -166,12 +166,15 @@ def test_bert_recipe_fits_bert_base_at_plan_time(fake_checkpoint):
     # BERT-Base's layout (12 layers, 768 wide, 12 heads): one recipe, any config; every
     # weight of the backbone loads, attention through reshape() to [768, 12, 64].
     dims = dict(layers=12, hidden=768, heads=12, inter=3072, vocab=30522, pos=512)
-    ckpt = fake_checkpoint(bert_listing(**dims))
+    listing = bert_listing(**dims)
+    # run_classifier.py's head: not the backbone's, so reported unused (not dropped)
+    listing.update({"output_weights": ((2, 768), "float32"), "output_bias": ((2,), "float32")})
     targets = keras_hub_bert_targets(**dims)
-    plan = plan_restore(ckpt, targets, tt.get_recipe("bert-to-keras-hub"))
+    plan = plan_restore(fake_checkpoint(listing), targets, tt.get_recipe("bert-to-keras-hub"))
     report = plan.report
     assert set(report.loaded) == set(targets)
-    assert not (report.missing or report.untouched or report.unused or report.mismatched)
+    assert not (report.missing or report.untouched or report.mismatched)
+    assert report.unused == ["output_bias", "output_weights"]
     q = "transformer_layer_11/self_attention_layer/query/kernel"
     assert report.loaded[q] == "bert/encoder/layer_11/attention/self/query/kernel"
     assert report.transforms[q] == "reshape()"
@@ -211,6 +214,10 @@ def test_bert_to_keras_hub_reproduces_the_tf1_graph(bert_dir):
 
     config = json.loads((bert_dir / "bert_config.json").read_text())
     model = bert_backbone(config)
+    # keras-hub's names and shapes are the ones the plan-time tests above are written against
+    dims = dict(layers=2, hidden=32, heads=4, inter=64, vocab=100, pos=16)
+    expected = {k: s for k, (s, _) in keras_hub_bert_targets(**dims).items()}
+    assert {k: v.shape for k, v in keras_weights(model).items()} == expected
     report = tk.load_checkpoint(model, str(bert_dir), recipe="bert-to-keras-hub")
 
     assert set(report.loaded) == set(keras_weights(model))  # every weight, nothing else
