@@ -195,6 +195,57 @@ def test_bert_recipe_names_both_shapes_when_the_model_config_differs(fake_checkp
     assert "shape [8, 32] vs checkpoint [16, 32]" in text
 
 
+def test_bert_recipe_into_a_deeper_model_is_an_error_not_a_partial_load(fake_checkpoint):
+    # A 3-layer backbone from a 2-layer checkpoint: every shape fits, but layer 2 would
+    # keep its random values. A recipe loads the whole model or says what it did not.
+    dims = dict(layers=2, hidden=32, heads=4, inter=64, vocab=100, pos=16)
+    ckpt = fake_checkpoint(bert_listing(**dims))
+    targets = keras_hub_bert_targets(**{**dims, "layers": 3})
+    recipe = tt.get_recipe("bert-to-keras-hub")
+    with pytest.raises(CheckpointMismatchError) as e:
+        plan_restore(ckpt, targets, recipe)
+    text = str(e.value)
+    assert "recipe 'bert-to-keras-hub' sets no value for 16 weight(s)" in text
+    assert "transformer_layer_2/self_attention_layer/query/kernel" in text
+    report = plan_restore(ckpt, targets, recipe, on_missing="warn").report
+    assert len(report.untouched) == 16 and len(report.loaded) == 39
+
+
+def test_bert_recipe_into_a_shallower_model_logs_the_leftovers(fake_checkpoint, caplog):
+    dims = dict(layers=2, hidden=32, heads=4, inter=64, vocab=100, pos=16)
+    ckpt = fake_checkpoint(bert_listing(**{**dims, "layers": 3}))
+    with caplog.at_level("WARNING", logger="tf1compat_init"):
+        recipe = tt.get_recipe("bert-to-keras-hub")
+        report = plan_restore(ckpt, keras_hub_bert_targets(**dims), recipe).report
+    assert len(report.unused) == 16 and all("/layer_2/" in k for k in report.unused)
+    assert "recipe bert-to-keras-hub: 16 checkpoint key(s) nothing loads" in caplog.text
+
+
+def test_slim_recipe_loads_a_model_without_its_top(fake_checkpoint):
+    # keras.applications.ResNet50(include_top=False): the logits are reported unused; a
+    # checkpoint saved with num_classes=None (no logits) loads too.
+    ckpt = {
+        "resnet_v1_50/conv1/weights": ((7, 7, 3, 64), "float32"),
+        "resnet_v1_50/conv1/BatchNorm/gamma": ((64,), "float32"),
+        "resnet_v1_50/block4/unit_3/bottleneck_v1/conv3/weights": ((1, 1, 512, 2048), "float32"),
+        "resnet_v1_50/logits/weights": ((1, 1, 2048, 1000), "float32"),
+        "resnet_v1_50/logits/biases": ((1000,), "float32"),
+    }
+    targets = {
+        "conv1_conv/kernel": ((7, 7, 3, 64), "float32"),
+        "conv1_conv/bias": ((64,), "float32"),
+        "conv1_bn/gamma": ((64,), "float32"),
+        "conv5_block3_3_conv/kernel": ((1, 1, 512, 2048), "float32"),
+    }
+    recipe = tt.get_recipe("slim-resnet50-to-keras")
+    report = plan_restore(fake_checkpoint(ckpt), targets, recipe).report
+    assert len(report.loaded) == 3 and report.untouched == ["conv1_conv/bias"]
+    assert report.unused == ["resnet_v1_50/logits/biases", "resnet_v1_50/logits/weights"]
+    headless = {k: v for k, v in ckpt.items() if "logits" not in k}
+    report = plan_restore(fake_checkpoint(headless), targets, recipe).report
+    assert len(report.loaded) == 3 and not report.unused
+
+
 def test_recipe_on_the_wrong_checkpoint_names_recipe_and_keys(fake_checkpoint):
     ckpt = fake_checkpoint({"resnet_v1_50/conv1/weights": ((7, 7, 3, 64), "float32")})
     with pytest.raises(CheckpointMismatchError) as e:

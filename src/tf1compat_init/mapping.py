@@ -476,7 +476,7 @@ class AssignmentMap:
                 Pair(key, t, rule, tt.Route(route.keys, targets, route.steps, i))
                 for i, t in enumerate(targets)
             ]
-        if not out:
+        if not out and self.recipe is None:  # a recipe's rules may cover optional parts
             raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing")
         return out
 
@@ -564,7 +564,7 @@ class AssignmentMap:
                 raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
             if target in tgt:
                 out.append(Pair(key, target, rule))
-        if not out:
+        if not out and self.recipe is None:  # a recipe's rules may cover optional parts
             matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
             why = (
                 f"it matches checkpoint keys such as {matched}, but none expands to a variable to "

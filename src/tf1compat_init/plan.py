@@ -292,6 +292,8 @@ def _plan(
                 dropped[k] = why
         report.unused = [k for k in report.unused if k not in dropped]
     report.dropped = dict(sorted(dropped.items()))
+    if amap.recipe is not None:
+        _check_recipe_coverage(amap.recipe, report, on_missing)
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap)
@@ -424,6 +426,38 @@ def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -
                 f"rule {pair.rule.text} does not fit {pair.target!r}: {m.reason} (a later rule "
                 f"overrides this target, but TensorFlow checks every rule and raises)"
             )
+
+
+def _check_recipe_coverage(recipe: Any, report: RestoreReport, on_missing: str) -> None:
+    """A recipe is a whole-model map: targets it leaves untouched are missing weights.
+
+    Those its ``optional`` patterns allow stay ``untouched`` quietly; checkpoint keys it
+    neither loads nor drops (``unused``) get a log line, never silence.
+    """
+    if report.unused:
+        logger.warning(
+            "recipe %s: %d checkpoint key(s) nothing loads and no drop pattern names: %s%s",
+            recipe.name,
+            len(report.unused),
+            ", ".join(report.unused[:_MAX_SUGGESTED]),
+            " ..." if len(report.unused) > _MAX_SUGGESTED else "",
+        )
+    lost = recipe.uncovered(report.untouched)
+    if not lost or on_missing == "ignore":
+        return
+    shown = ", ".join(lost[:_MAX_SUGGESTED]) + (" ..." if len(lost) > _MAX_SUGGESTED else "")
+    message = (
+        f"recipe {recipe.name!r} sets no value for {len(lost)} weight(s) of the model: {shown} "
+        f"(no rule covers them; {report.summary()}). Is the model built with the checkpoint's "
+        f"configuration (layers, head)?"
+    )
+    if on_missing == "error":
+        raise CheckpointMismatchError(
+            message + " Nothing was changed. on_missing='warn' lets them keep their initial "
+            "values.",
+            report,
+        )
+    logger.warning("%s", message)
 
 
 def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str, note: str = "") -> None:

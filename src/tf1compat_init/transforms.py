@@ -806,6 +806,11 @@ class Recipe:
         requires: regexes that must each match a checkpoint key; a checkpoint without
             them is the wrong checkpoint (``CheckpointMismatchError`` at plan time).
         description: one line for listings.
+        optional: regexes (``re.search``) of targets the recipe may leave untouched (Keras
+            conv biases a TF1 model does not have). Any other target no rule covers is
+            treated like a missing one (``on_missing``): a recipe loads the whole model or
+            says what it did not load. A recipe's regex rule that resolves to nothing (a
+            model built without its head) is no error; ``requires`` guards the checkpoint.
     """
 
     name: str
@@ -813,14 +818,17 @@ class Recipe:
     drop: Any = ()
     requires: Any = ()
     description: str = ""
+    optional: Any = ()
     _drop: tuple[re.Pattern, ...] = field(init=False, repr=False, compare=False)
     _requires: tuple[re.Pattern, ...] = field(init=False, repr=False, compare=False)
+    _optional: tuple[re.Pattern, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise AssignmentMapError(f"a recipe needs a non-empty name, got {self.name!r}")
         object.__setattr__(self, "_drop", _patterns("drop", self.name, self.drop))
         object.__setattr__(self, "_requires", _patterns("requires", self.name, self.requires))
+        object.__setattr__(self, "_optional", _patterns("optional", self.name, self.optional))
 
     @property
     def drop_patterns(self) -> tuple[re.Pattern, ...]:
@@ -845,6 +853,10 @@ class Recipe:
                 + (f"It is for: {self.description}. " if self.description else "")
                 + f"The checkpoint's keys include {sorted(keys)[:5]}. Nothing was changed."
             )
+
+    def uncovered(self, targets: Iterable[str]) -> list[str]:
+        """The ``targets`` (no rule covers them) that ``optional`` does not allow."""
+        return [t for t in targets if not any(p.search(t) for p in self._optional)]
 
     def dropped_by(self, key: str) -> str | None:
         """The drop pattern ``key`` matches, or ``None``."""

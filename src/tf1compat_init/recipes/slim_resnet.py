@@ -6,7 +6,8 @@ shapes): ``block<b>/unit_<u>/bottleneck_v1/{shortcut,conv1,conv2,conv3}`` is
 ``conv1_bn`` and the 1x1 ``logits`` convolution ``[1, 1, 2048, classes]`` is the
 ``predictions`` Dense kernel ``[2048, classes]`` (``reshape()``). Keras' convolutions
 carry biases that slim's (followed by batch norm) do not have: they stay untouched at
-their initial zeros, which is exact.
+their initial zeros, which is exact (the recipe's ``optional``). With ``include_top=False``
+the logits are reported unused.
 
 **Outputs.** With every tensor loaded, ``keras.applications.ResNet50`` differs from slim's
 ``resnet_v1_50`` in ONE place, ``pool1``: slim max-pools with ``SAME`` padding (for an even
@@ -39,8 +40,10 @@ _UNIT = r"resnet_v1_50/{block}/unit_(\d+)/bottleneck_v1/{conv}/"
 RULES: dict = {
     "resnet_v1_50/conv1/weights": "conv1_conv/kernel",
     re.compile(r"resnet_v1_50/conv1/BatchNorm/(\w+)"): r"conv1_bn/\1",
-    "resnet_v1_50/logits/weights": tt.to("predictions/kernel", tt.reshape()),
-    "resnet_v1_50/logits/biases": "predictions/bias",
+    # regexes, not plain rules: a recipe's regex may resolve to nothing, so the same recipe
+    # loads a model built without its top (include_top=False) or a checkpoint without logits
+    re.compile(r"resnet_v1_50/logits/weights"): tt.to("predictions/kernel", tt.reshape()),
+    re.compile(r"resnet_v1_50/logits/biases"): "predictions/bias",
 }
 for _block, _stage in _STAGE.items():
     for _conv, _i in _CONV.items():
@@ -52,6 +55,7 @@ SLIM_RESNET50_TO_KERAS = tt.Recipe(
     name="slim-resnet50-to-keras",
     rules=RULES,
     drop=TRAINING_STATE,
+    optional=(r"_conv/bias$",),  # Keras' conv biases: slim has none; their zeros are exact
     requires=(
         r"^resnet_v1_50/conv1/weights$",
         r"^resnet_v1_50/block4/unit_3/bottleneck_v1/conv3/weights$",
