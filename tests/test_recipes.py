@@ -209,6 +209,11 @@ def test_bert_recipe_into_a_deeper_model_is_an_error_not_a_partial_load(fake_che
     assert "transformer_layer_2/self_attention_layer/query/kernel" in text
     report = plan_restore(ckpt, targets, recipe, on_missing="warn").report
     assert len(report.untouched) == 16 and len(report.loaded) == 39
+    # the optional policy allows them too (by default it allows global_step and slots)
+    extra = {"global_step": ((), "int64"), "pooled_dense/kernel/Adam": ((32, 32), "float32")}
+    shallow = {**keras_hub_bert_targets(**dims), **extra}
+    assert plan_restore(ckpt, shallow, recipe).report.untouched == list(extra)
+    plan_restore(ckpt, targets, recipe, optional=[r"^transformer_layer_2/"])
 
 
 def test_bert_recipe_into_a_shallower_model_logs_the_leftovers(fake_checkpoint, caplog):

@@ -293,7 +293,7 @@ def _plan(
         report.unused = [k for k in report.unused if k not in dropped]
     report.dropped = dict(sorted(dropped.items()))
     if amap.recipe is not None:
-        _check_recipe_coverage(amap.recipe, report, on_missing)
+        _check_recipe_coverage(amap.recipe, report, on_missing, optional_res)
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap)
@@ -428,11 +428,14 @@ def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -
             )
 
 
-def _check_recipe_coverage(recipe: Any, report: RestoreReport, on_missing: str) -> None:
+def _check_recipe_coverage(
+    recipe: Any, report: RestoreReport, on_missing: str, optional: list[re.Pattern]
+) -> None:
     """A recipe is a whole-model map: targets it leaves untouched are missing weights.
 
-    Those its ``optional`` patterns allow stay ``untouched`` quietly; checkpoint keys it
-    neither loads nor drops (``unused``) get a log line, never silence.
+    Those the recipe's ``optional`` patterns or the plan's ``optional`` policy (global_step,
+    optimizer slots) allow stay ``untouched`` quietly; checkpoint keys it neither loads nor
+    drops (``unused``) get a log line, never silence.
     """
     if report.unused:
         logger.warning(
@@ -442,7 +445,7 @@ def _check_recipe_coverage(recipe: Any, report: RestoreReport, on_missing: str) 
             ", ".join(report.unused[:_MAX_SUGGESTED]),
             " ..." if len(report.unused) > _MAX_SUGGESTED else "",
         )
-    lost = recipe.uncovered(report.untouched)
+    lost = [t for t in recipe.uncovered(report.untouched) if not any(p.search(t) for p in optional)]
     if not lost or on_missing == "ignore":
         return
     shown = ", ".join(lost[:_MAX_SUGGESTED]) + (" ..." if len(lost) > _MAX_SUGGESTED else "")
@@ -453,8 +456,8 @@ def _check_recipe_coverage(recipe: Any, report: RestoreReport, on_missing: str) 
     )
     if on_missing == "error":
         raise CheckpointMismatchError(
-            message + " Nothing was changed. on_missing='warn' lets them keep their initial "
-            "values.",
+            message + " Nothing was changed. on_missing='warn' or optional=[...] lets them "
+            "keep their initial values.",
             report,
         )
     logger.warning("%s", message)
