@@ -13,7 +13,7 @@ the logits are reported unused.
 ``resnet_v1_50`` in ONE place, ``pool1``: slim max-pools with ``SAME`` padding (for an even
 feature map, the extra row and column at the end), Keras pads one pixel on every side, so
 every pooling window is shifted by a pixel and every output after it differs (tests:
-logits off by up to ~10% of their range). The other differences cancel or vanish:
+logits off by up to 0.48 where the largest is 4.8). The other differences cancel or vanish:
 
 - stride placement: slim strides in the last unit of a block, in the 3x3 conv with
   ``conv2d_same``'s explicit (1, 1) padding; Keras in the next unit's 1x1 convs. A 3x3
