@@ -39,12 +39,17 @@ ENGINE = {
     f"{NAME}.report",
     f"{NAME}.transforms",
     f"{NAME}.variables",
+    # the library's recipes: data on the transforms API, imported by its registry
+    f"{NAME}.recipes",
+    f"{NAME}.recipes._common",
+    f"{NAME}.recipes.bert",
+    f"{NAME}.recipes.slim_resnet",
 }
 #: Front ends, each a module or a subpackage; everything else is the engine or ``bundle``.
 FRONT_ENDS = ("v1", "keras", "estimator", "checkpoint", "migrate", "cli", "__main__")
 
 #: Importing any of these must not import TensorFlow or a Keras.
-PURE = [NAME, f"{NAME}.mapping", f"{NAME}.plan", f"{NAME}.policy", f"{NAME}.cli"]
+PURE = [NAME, f"{NAME}.mapping", f"{NAME}.plan", f"{NAME}.policy", f"{NAME}.cli", f"{NAME}.recipes"]
 
 
 def _modules() -> dict[str, pathlib.Path]:
