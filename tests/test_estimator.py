@@ -380,18 +380,10 @@ def test_hooks_reexported_and_left_out_names():
     assert E.VocabInfo is tf.compat.v1.train.VocabInfo
     with pytest.raises(NotImplementedError, match="DNNClassifier.*write the model as a model_fn"):
         E.DNNClassifier  # noqa: B018
-    with pytest.raises(NotImplementedError, match="TrainSpec.*est.train"):
-        E.TrainSpec  # noqa: B018
+    with pytest.raises(NotImplementedError, match="RNNClassifier.*left out"):
+        E.experimental.RNNClassifier  # noqa: B018
+    assert not hasattr(E.experimental, "RNNClassifier")
     assert not hasattr(E, "LinearRegressor") and not hasattr(E, "no_such_name")
-
-
-def test_left_out_features_raise_not_implemented(tmp_path):
-    est = E.Estimator(make_model_fn(E), str(tmp_path), params={"lr": 0.1})
-    for method in (est.export_saved_model, est.export_savedmodel):
-        with pytest.raises(NotImplementedError, match="tf.saved_model.save"):
-            method(str(tmp_path / "export"), lambda: None)
-    with pytest.raises(NotImplementedError, match="est.train.*est.evaluate"):
-        E.train_and_evaluate(est, None, None)
 
 
 @pytest.mark.skipif(not KERAS3, reason="Keras 3 behaviour (TF >= 2.16 without tf_keras)")

@@ -12,12 +12,15 @@ word for word (our advice follows them). Warm starts go through
 :func:`tf1compat_init.v1.warm_start`. Nothing is patched into ``tf``; where the real
 ``tf.estimator`` exists this runner works beside it.
 
+``export_saved_model`` (with ``estimator.export``'s receivers and output classes) and
+``train_and_evaluate`` (``TrainSpec``, ``EvalSpec``, ``LatestExporter``,
+``BestExporter``, ``FinalExporter``) work as in tf.estimator 2.15, locally.
+
 The hook classes tf.estimator re-exported (``LoggingTensorHook``, ``StopAtStepHook``,
 ...) are here too, as the same ``tf.compat.v1.train`` objects. Left out, raising
-``NotImplementedError`` with what to use instead: SavedModel export,
-``train_and_evaluate`` (and ``TrainSpec`` / ``EvalSpec``), canned estimators and heads,
-distribution strategies and ``TF_CONFIG`` clusters, vocabulary remapping in
-``WarmStartSettings``.
+``NotImplementedError`` with what to use instead: most of ``tf.estimator.experimental``, canned
+estimators and heads, distribution strategies and ``TF_CONFIG`` clusters, vocabulary
+remapping in ``WarmStartSettings``.
 """
 
 from __future__ import annotations
@@ -32,22 +35,31 @@ from typing import Any
 import tensorflow as tf
 
 from . import _eval as _estimator_eval
-from . import _leftout
+from . import _export as _estimator_export
+from . import _leftout, experimental, export
 from . import _train as _estimator_train
+from . import _training as _estimator_training
 from ._config import RunConfig, WarmStartSettings, default_session_config
 from ._config import resolve_warm_start as _resolve_warm_start
+from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from ._inputs import call_model_fn as _call_model_fn
 from ._inputs import verify_model_fn_args as _verify_model_fn_args
 from ._spec import EstimatorSpec, ModeKeys
+from ._training import EvalSpec, TrainSpec
 
 __all__ = [
+    "BestExporter",
     "CheckpointSaverHook",
     "CheckpointSaverListener",
     "Estimator",
     "EstimatorSpec",
+    "EvalSpec",
+    "Exporter",
     "FeedFnHook",
+    "FinalExporter",
     "FinalOpsHook",
     "GlobalStepWaiterHook",
+    "LatestExporter",
     "LoggingTensorHook",
     "ModeKeys",
     "NanLossDuringTrainingError",
@@ -62,8 +74,11 @@ __all__ = [
     "StepCounterHook",
     "StopAtStepHook",
     "SummarySaverHook",
+    "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "experimental",
+    "export",
     "train_and_evaluate",
 ]
 
@@ -142,6 +157,18 @@ def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
         logger.warning("Using temporary folder as model directory: %s", model_dir)
         config = RunConfig._replace(copy.deepcopy(config), model_dir=model_dir)
     return config
+
+
+class _RemovedMethod:
+    """A method tf.estimator's V2 Estimator hides: reading it raises AttributeError."""
+
+    def __init__(self, message: str) -> None:
+        self._message = message
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        raise AttributeError(self._message)
 
 
 def _global_step_in(model_dir: str) -> int:
@@ -313,18 +340,68 @@ class Estimator:
             self, input_fn, predict_keys, hooks, checkpoint_path, yield_single_examples
         )
 
-    def export_saved_model(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
-        raise NotImplementedError(_leftout.NO_EXPORT.format(name="Estimator.export_saved_model"))
+    def export_saved_model(
+        self,
+        export_dir_base: Any,
+        serving_input_receiver_fn: Any,
+        assets_extra: dict | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+        experimental_mode: str = ModeKeys.PREDICT,
+    ) -> bytes:
+        """Exports the serving graph as a SavedModel in ``export_dir_base/<timestamp>``.
 
-    def export_savedmodel(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
-        raise NotImplementedError(_leftout.NO_EXPORT.format(name="Estimator.export_savedmodel"))
+        ``serving_input_receiver_fn()`` returns an ``export.ServingInputReceiver``; its
+        features go to ``model_fn(mode=PREDICT)``, and each ``export_outputs`` entry of the
+        spec becomes a signature (``serving_default`` among them). The latest (or given)
+        checkpoint is restored into the graph. ``assets_extra``: ``{relative destination:
+        source path}`` copied into ``assets.extra``. ``experimental_mode``: export the
+        TRAIN or EVAL graph instead (see :meth:`experimental_export_all_saved_models`).
+        Returns the directory (bytes).
+        """
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        return _estimator_export.export_all_saved_models(
+            self,
+            export_dir_base,
+            {experimental_mode: serving_input_receiver_fn},
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+            strip_default_attrs=True,
+        )
 
-    def experimental_export_all_saved_models(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: raises ``NotImplementedError`` saying what to use instead."""
-        raise NotImplementedError(
-            _leftout.NO_EXPORT.format(name="Estimator.experimental_export_all_saved_models")
+    export_savedmodel = _RemovedMethod(
+        "`Estimator.export_savedmodel` has been deprecated. Please use `export_saved_model` "
+        "instead.\ntf1compat_init: export_saved_model(export_dir_base, "
+        "serving_input_receiver_fn, assets_extra, as_text, checkpoint_path) writes the same "
+        "SavedModel (default attributes stripped)."
+    )
+
+    def experimental_export_all_saved_models(
+        self,
+        export_dir_base: Any,
+        input_receiver_fn_map: dict,
+        assets_extra: dict | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+    ) -> bytes:
+        """One SavedModel with a MetaGraph per mode of ``{mode: input_receiver_fn}``.
+
+        TRAIN (tag ``train``) and EVAL (``eval``) take ``SupervisedInputReceiver``s
+        (``experimental.build_raw_supervised_input_receiver_fn``) and get one signature
+        (``train`` / ``eval``) of loss, predictions and metrics; PREDICT (``serve``) is
+        as in :meth:`export_saved_model`. Variables are saved once, from the first mode
+        in the order TRAIN, EVAL, PREDICT. Returns the directory (bytes).
+        """
+        return _estimator_export.export_all_saved_models(
+            self,
+            export_dir_base,
+            input_receiver_fn_map,
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+            strip_default_attrs=True,
         )
 
 
@@ -332,6 +409,16 @@ def __getattr__(name: str) -> Any:
     return _leftout.missing_name(__name__, name)
 
 
-def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any) -> Any:
-    """Not supported: raises ``NotImplementedError`` saying what to use instead."""
-    raise NotImplementedError(_leftout.NO_TRAIN_AND_EVALUATE)
+def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:
+    """Trains to ``train_spec.max_steps``, evaluating and exporting after checkpoint saves.
+
+    tf.estimator 2.15's local mode: evaluations follow the checkpoint cadence of
+    ``RunConfig`` (``save_checkpoints_steps`` / ``_secs``), at most one per
+    ``eval_spec.throttle_secs``, plus one at the end; each runs the ``eval_spec``
+    exporters. ``TF_CONFIG`` clusters raise ``NotImplementedError``.
+
+    Returns:
+        ``(metrics, export_results)`` of the last evaluation (``(None, None)`` when
+        ``max_steps`` was already reached).
+    """
+    return _estimator_training.train_and_evaluate(estimator, train_spec, eval_spec, Estimator)

@@ -9,22 +9,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-__all__ = ["LEFT_OUT", "NO_EXPORT", "NO_TRAIN_AND_EVALUATE", "LeftOutError", "missing_name"]
-
-NO_EXPORT = (
-    "{name} is not supported by tf1compat_init.estimator: SavedModel export of a model_fn "
-    "graph needs tf.estimator's export machinery. Train here, then rebuild the model in "
-    "Keras or as a tf.Module, warm-start it from the checkpoint (tf1compat_init.v1 / "
-    "tf1compat_init.keras) and use tf.saved_model.save; or export with tf.estimator on "
-    "TensorFlow 2.15 from this model_dir."
-)
-
-NO_TRAIN_AND_EVALUATE = (
-    "train_and_evaluate is not supported by tf1compat_init.estimator (it exists to run "
-    "distributed TF_CONFIG jobs). Locally, alternate the two calls yourself: "
-    "`while step < max_steps: est.train(train_input_fn, steps=n); "
-    "est.evaluate(eval_input_fn)`."
-)
+__all__ = ["LEFT_OUT", "LeftOutError", "missing_name"]
 
 
 class LeftOutError(AttributeError, NotImplementedError):
@@ -64,16 +49,6 @@ LEFT_OUT = {
         ],
         CANNED,
     ),
-    **dict.fromkeys(
-        ["Exporter", "BestExporter", "FinalExporter", "LatestExporter", "export"],
-        "SavedModel export is left out: rebuild the model in Keras or as a tf.Module, "
-        "warm-start it from the checkpoint and use tf.saved_model.save",
-    ),
-    **dict.fromkeys(
-        ["TrainSpec", "EvalSpec"],
-        "train_and_evaluate is left out: alternate est.train(...) and est.evaluate(...)",
-    ),
-    "experimental": "tf.estimator.experimental is left out",
 }
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from ._export_output import get_export_outputs
+
 __all__ = ["LOSS_METRIC_KEY", "EstimatorSpec", "ModeKeys", "is_metric_object"]
 
 LOSS_METRIC_KEY = "loss"
@@ -172,11 +174,11 @@ def _validate_scaffold(scaffold: Any) -> Any:
     return scaffold
 
 
-def _validate_export_outputs(export_outputs: Any) -> Any:
-    # Exporting is not part of this runner; the field is kept for code that reads it.
-    if export_outputs is not None and not isinstance(export_outputs, dict):
-        raise TypeError(f"export_outputs must be dict, given: {export_outputs}")
-    return export_outputs
+def _validate_export_outputs(export_outputs: Any, predictions: Any, mode: str) -> Any:
+    # As tf.estimator: checked (and defaulted) in PREDICT mode only, passed through otherwise.
+    if mode != ModeKeys.PREDICT:
+        return export_outputs
+    return get_export_outputs(export_outputs, predictions)
 
 
 _FIELDS = (
@@ -227,7 +229,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
         train_op = _validate_train_op(train_op, mode)
         loss = _validate_loss(loss, mode)
         predictions = _validate_predictions(predictions, mode)
-        export_outputs = _validate_export_outputs(export_outputs)
+        export_outputs = _validate_export_outputs(export_outputs, predictions, mode)
         training_hooks = _validate_hooks(training_hooks)
         evaluation_hooks = _validate_hooks(evaluation_hooks)
         prediction_hooks = _validate_hooks(prediction_hooks)
