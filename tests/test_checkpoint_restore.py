@@ -187,7 +187,7 @@ def test_restore_or_initialize_three_ways(sub_models, tmp_path):
     result.status.assert_existing_objects_matched()
     assert h.same_bits(m2.fc1.kernel.numpy(), trained)
 
-    with pytest.raises(TypeError, match="unexpected arguments"):
+    with pytest.raises(TypeError, match="unexpected keyword argument .on_missin."):
         restore_or_initialize(manager_for(SubModel()), prefix_2, on_missin="ignore")
 
 

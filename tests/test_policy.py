@@ -1,20 +1,24 @@
-"""The policy keywords (on_missing, on_mismatch, on_conflict): one check, one wording.
+"""The policy: one frozen RestorePolicy, one check, one wording, on every front end.
 
 Every front end rejects a bad value with :func:`tf1compat_init.plan.check_policy_value`'s
-message, before it opens the checkpoint or touches a variable. The pure part runs without
-TensorFlow; the front ends run on both legs (Keras 3 on tf221, Keras 2 on tf215).
+message, before it opens the checkpoint or touches a variable; every front end takes the
+keywords or ``policy=RestorePolicy(...)``, and ``staging`` reaches the apply step from each
+one that assigns eagerly. The pure part runs without TensorFlow; the front ends run on both
+legs (Keras 3 on tf221, Keras 2 on tf215).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 import pytest
 
-from tf1compat_init import AssignmentMap, plan_restore
+from tf1compat_init import DEFAULT_OPTIONAL, AssignmentMap, RestorePolicy, plan_restore
 from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.plan import POLICY_CHOICES, check_policy_value, check_policy_values
+from tf1compat_init.policy import EAGER_KEYWORDS, POLICY_KEYWORDS, UNSET, resolve_policy
 
 #: A Dense(3) -> Dense(2) MLP on 4 inputs, named as every front end below names it.
 VALUES = {
@@ -92,6 +96,80 @@ def test_check_policy_values_rejects_an_array_without_ambiguity():
         check_policy_values({"on_missing": np.array(["warn", "error"])})
 
 
+# -- RestorePolicy -----------------------------------------------------------------------------
+
+
+def test_restore_policy_defaults_are_the_keywords_defaults():
+    policy = RestorePolicy()
+    assert dataclasses.asdict(policy) == {
+        "on_missing": "error",
+        "on_mismatch": "error",
+        "on_conflict": "error",
+        "optional": DEFAULT_OPTIONAL,
+        "exclude": (),
+        "staging": "stream",
+        "verify": False,
+    }
+    assert POLICY_KEYWORDS == tuple(dataclasses.asdict(policy))
+    assert "verify" not in EAGER_KEYWORDS and set(EAGER_KEYWORDS) | {"verify"} == set(
+        POLICY_KEYWORDS
+    )
+
+
+@pytest.mark.parametrize(("name", "value"), BAD)
+def test_restore_policy_rejects_bad_values_in_the_same_words(name, value):
+    with pytest.raises(ValueError, match=exact(name, value)):
+        RestorePolicy(**{name: value})
+
+
+@pytest.mark.parametrize("value", ["lazy", None, ["all"]])
+def test_restore_policy_rejects_bad_staging(value):
+    expected = f"staging must be one of ('stream', 'all'), got {value!r}"
+    with pytest.raises(ValueError, match="^" + re.escape(expected) + "$"):
+        RestorePolicy(staging=value)
+
+
+def test_restore_policy_rejects_a_verify_that_is_not_a_bool():
+    with pytest.raises(
+        TypeError, match=r"^Invalid value for argument verify\. Received: verify=1\."
+    ):
+        RestorePolicy(verify=1)
+
+
+def test_restore_policy_is_frozen_hashable_and_normalized():
+    policy = RestorePolicy(optional=None, exclude=["bias$"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.on_missing = "warn"
+    assert policy.optional == () and policy.exclude == ("bias$",)
+    assert RestorePolicy(optional="step$").optional == ("step$",)  # one pattern, not letters
+    assert hash(policy) == hash(RestorePolicy(optional=(), exclude=("bias$",)))
+    assert policy.replace(on_missing=UNSET) is policy
+    assert policy.replace(on_missing="warn").on_missing == "warn"
+    with pytest.raises(ValueError, match=exact("on_missing", "skip")):
+        policy.replace(on_missing="skip")
+
+
+def test_resolve_policy_keywords_over_policy():
+    base = RestorePolicy(on_missing="warn", staging="all")
+    assert resolve_policy("f", None, {}) == RestorePolicy()
+    assert resolve_policy("f", base, {}) is base
+    got = resolve_policy("f", base, {"on_mismatch": "ignore", "on_conflict": UNSET})
+    assert got == RestorePolicy(on_missing="warn", on_mismatch="ignore", staging="all")
+
+
+def test_resolve_policy_names_the_front_end_and_the_keywords():
+    with pytest.raises(
+        TypeError, match=r"^load\(\) got an unexpected keyword argument 'on_mising'"
+    ):
+        resolve_policy("load", None, {"on_mising": "warn"})
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'verify'"):
+        resolve_policy("load", None, {"verify": True}, allowed=EAGER_KEYWORDS)
+    with pytest.raises(
+        TypeError, match=r"^load\(\): policy must be a tf1compat_init.RestorePolicy"
+    ):
+        resolve_policy("load", {"on_missing": "warn"}, {})
+
+
 # -- the pure front doors: the engine and AssignmentMap ---------------------------------------
 
 
@@ -106,6 +184,22 @@ def test_plan_restore_rejects_before_opening_the_checkpoint(tmp_path, name, valu
 def test_plan_restore_with_valid_policies_loads(ckpt):
     plan = plan_restore(ckpt, SPECS, on_missing="warn", on_mismatch="ignore", on_conflict="last")
     assert plan.report.loaded == {k: k for k in VALUES}
+
+
+def test_plan_restore_takes_a_policy_and_keeps_it(ckpt):
+    specs = dict(SPECS, extra=((1,), "float32"))
+    policy = RestorePolicy(on_missing="warn", exclude=["^fc2/bias$"], staging="all")
+    plan = plan_restore(ckpt, specs, policy=policy)
+    assert plan.policy is policy
+    assert set(plan.report.loaded) == set(VALUES) - {"fc2/bias"}
+    assert plan.report.excluded == {"fc2/bias": "fc2/bias"}
+    assert plan.report.missing == {"extra": "extra"}
+    # A keyword given as well replaces that field; the rest of the policy stays.
+    with pytest.raises(Exception, match="extra"):
+        plan_restore(ckpt, specs, policy=policy, on_missing="error")
+    assert plan_restore(ckpt, SPECS).policy == RestorePolicy()
+    with pytest.raises(TypeError, match="policy must be a tf1compat_init.RestorePolicy"):
+        plan_restore(ckpt, SPECS, policy="warn")
 
 
 @pytest.mark.parametrize("value", ["first", "warn", None])
@@ -278,3 +372,103 @@ def test_callbacks_and_hooks_reject_at_construction(tf, name, value):
         CheckpointInit("pretrained/", **{name: value})
     with pytest.raises(ValueError, match=exact(name, value)):
         v1.CheckpointInitHook("pretrained/", **{name: value})
+
+
+# -- policy= and staging= on every front end ----------------------------------------------------
+
+#: The front ends that assign eagerly, through apply_plan (v1 graph mode builds a RestoreV2 op).
+EAGER_FRONT_ENDS = [name for name in TF_FRONT_ENDS if name != "v1.init_from_checkpoint(graph)"]
+
+
+@pytest.fixture
+def stagings(monkeypatch):
+    """The ``staging`` each apply_plan call ran with (recorded where it is used)."""
+    from tf1compat_init import apply as apply_module
+
+    seen = []
+    real = apply_module._apply_fast
+
+    def spy(checkpoint, bundle, jobs, assigner, staging, *rest):
+        seen.append(staging)
+        return real(checkpoint, bundle, jobs, assigner, staging, *rest)
+
+    monkeypatch.setattr(apply_module, "_apply_fast", spy)
+    return seen
+
+
+@pytest.mark.parametrize("front_end", list(TF_FRONT_ENDS))
+def test_front_end_takes_a_policy_object(tf, ckpt, tmp_path, front_end):
+    load, state = TF_FRONT_ENDS[front_end](tf, ckpt, tmp_path)
+    before = state()
+    load(policy=RestorePolicy(on_missing="warn", on_conflict="last", exclude=["^nothing$"]))
+    assert not _same(state(), before)
+
+
+@pytest.mark.parametrize("front_end", list(TF_FRONT_ENDS))
+def test_front_end_rejects_what_is_not_a_policy(tf, ckpt, tmp_path, front_end):
+    load, state = TF_FRONT_ENDS[front_end](tf, ckpt, tmp_path)
+    before = state()
+    with pytest.raises(TypeError, match="policy must be a tf1compat_init.RestorePolicy"):
+        load(policy={"on_missing": "warn"})
+    assert _same(state(), before)
+
+
+@pytest.mark.parametrize("front_end", list(TF_FRONT_ENDS))
+def test_front_end_rejects_bad_staging_before_touching_anything(tf, ckpt, tmp_path, front_end):
+    load, state = TF_FRONT_ENDS[front_end](tf, ckpt, tmp_path)
+    before = state()
+    with pytest.raises(ValueError, match=r"^staging must be one of \('stream', 'all'\), got 'x'$"):
+        load(staging="x")
+    assert _same(state(), before)
+
+
+@pytest.mark.parametrize("front_end", EAGER_FRONT_ENDS)
+def test_front_end_passes_staging_to_apply(tf, ckpt, tmp_path, front_end, stagings):
+    for how in ({}, {"staging": "all"}, {"policy": RestorePolicy(staging="all")}):
+        load, state = TF_FRONT_ENDS[front_end](tf, ckpt, tmp_path / str(len(stagings)))
+        before = state()
+        load(**how)
+        assert not _same(state(), before)
+    assert stagings == ["stream", "all", "all"]
+
+
+def test_callback_and_hook_keep_the_policy(tf, ckpt, stagings):
+    from tf1compat_init import v1
+    from tf1compat_init.keras import CheckpointInit
+
+    strict = RestorePolicy(optional=(), staging="all")
+    callback = CheckpointInit(ckpt, policy=strict, on_missing="warn")
+    assert callback.policy == strict.replace(on_missing="warn")
+    model = _filled_mlp(tf)
+    callback.set_model(model)
+    callback.on_train_begin()
+    assert callback.report.applied and stagings == ["all"]
+    assert _numpy(model.weights) == _numpy([tf.constant(v) for v in VALUES.values()])
+
+    graph = tf.Graph()
+    with graph.as_default():
+        for k, v in VALUES.items():
+            tf.compat.v1.get_variable(k, v.shape)
+        hook = v1.CheckpointInitHook(ckpt, {"/": "/"}, policy=strict, verify=True)
+        hook.begin()
+        saver = v1.restore_saver(ckpt, {"/": "/"}, policy=strict)
+    assert hook.report.loaded == {k: k for k in VALUES}
+    assert saver.report.loaded == {k: k for k in VALUES}
+    with pytest.raises(TypeError, match="CheckpointInitHook"):
+        v1.CheckpointInitHook(ckpt, policy=strict, on_mising="warn")
+
+
+def test_migrate_takes_a_policy(tf, ckpt, tmp_path, stagings):
+    from tf1compat_init.migrate import migrate
+
+    with pytest.raises(ValueError, match=exact("on_missing", "skip")):
+        migrate(ckpt, tmp_path / "bad" / "ckpt", on_missing="skip")
+    assert not (tmp_path / "bad").exists()
+    result = migrate(
+        ckpt,
+        tmp_path / "out" / "ckpt",
+        format="tf2",
+        model=lambda: _module(tf),
+        policy=RestorePolicy(staging="all", optional=()),
+    )
+    assert set(result.tensors) == set(VALUES) and stagings[0] == "all"

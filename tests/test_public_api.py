@@ -17,11 +17,13 @@ ENGINE = [
     "Mismatch",
     "PartialRestoreError",
     "RestorePlan",
+    "RestorePolicy",
     "RestoreReport",
     "TargetError",
     "Tf1CompatError",
     "UnsupportedCheckpointError",
     "VariableInfo",
+    "apply_plan",
     "open_checkpoint",
     "plan_restore",
 ]
@@ -177,6 +179,13 @@ PUBLIC_MODULES = {
         "plan_restore",
     },
     "tf1compat_init.apply": {"apply_plan"},
+    "tf1compat_init.policy": {
+        "DEFAULT_OPTIONAL",
+        "POLICY_CHOICES",
+        "RestorePolicy",
+        "check_policy_value",
+        "check_policy_values",
+    },
     "tf1compat_init.reader": {
         "CheckpointInfo",
         "VariableInfo",
@@ -234,3 +243,14 @@ def test_cli_entry_point_and_python_dash_m():
     )
     assert out.returncode == 0, out.stderr
     assert tf1compat_init.__version__ in out.stdout
+
+
+def test_engine_names_are_the_modules_objects():
+    """The root re-exports (apply_plan lazily, so ``import tf1compat_init`` stays light)."""
+    from tf1compat_init import apply, plan, policy
+
+    assert tf1compat_init.apply_plan is apply.apply_plan
+    assert tf1compat_init.RestorePolicy is policy.RestorePolicy
+    assert tf1compat_init.DEFAULT_OPTIONAL is policy.DEFAULT_OPTIONAL is plan.DEFAULT_OPTIONAL
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        tf1compat_init.nothing  # noqa: B018

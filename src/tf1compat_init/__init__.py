@@ -2,7 +2,10 @@
 
 ``import tf1compat_init`` imports no TensorFlow; the front ends
 (``tf1compat_init.v1``, ``.keras``, ``.checkpoint``, ``.estimator``) import it when used.
+``apply_plan`` is loaded on first use (it needs the bulk reader and, to run, TensorFlow).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from . import transforms  # noqa: F401 - tf1compat_init.transforms, pure like the engine
 from .errors import (
@@ -16,9 +19,13 @@ from .errors import (
     UnsupportedCheckpointError,
 )
 from .mapping import AssignmentMap
-from .plan import DEFAULT_OPTIONAL, RestorePlan, plan_restore
+from .plan import RestorePlan, plan_restore
+from .policy import DEFAULT_OPTIONAL, RestorePolicy
 from .reader import CheckpointInfo, VariableInfo, open_checkpoint
 from .report import Mismatch, RestoreReport
+
+if TYPE_CHECKING:  # loaded lazily by __getattr__ below
+    from .apply import apply_plan
 
 __version__ = "0.1.0"
 
@@ -33,11 +40,22 @@ __all__ = [
     "Mismatch",
     "PartialRestoreError",
     "RestorePlan",
+    "RestorePolicy",
     "RestoreReport",
     "TargetError",
     "Tf1CompatError",
     "UnsupportedCheckpointError",
     "VariableInfo",
+    "apply_plan",
     "open_checkpoint",
     "plan_restore",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # apply imports numpy and the bundle reader: the CLI and the pure parts do without.
+    if name == "apply_plan":
+        from .apply import apply_plan
+
+        return apply_plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

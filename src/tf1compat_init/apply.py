@@ -81,8 +81,6 @@ __all__ = ["apply_plan"]
 
 logger = logging.getLogger(__name__)
 
-_STAGING = ("stream", "all")
-
 
 #: dtype name -> whether EagerTensor._numpy() is a view of the tensor (checked once).
 _SHARES_MEMORY: dict[str, bool] = {}
@@ -397,7 +395,7 @@ def apply_plan(
     plan: RestorePlan,
     targets: Mapping[str, TargetVariable],
     *,
-    staging: str = "stream",
+    staging: str | None = None,
     threads: int | None = None,
     window_bytes: int | None = None,
 ) -> RestoreReport:
@@ -411,8 +409,10 @@ def apply_plan(
         plan: a checked plan from :func:`~tf1compat_init.plan_restore`.
         targets: target name -> :class:`~tf1compat_init.variables.TargetVariable`
             (from :func:`~tf1compat_init.variables.collect_targets`).
-        staging: ``"stream"`` (bounded memory, the default) or ``"all"`` (every
-            value staged and verified in its final buffer before any assign).
+        staging: ``"stream"`` (bounded memory) or ``"all"`` (every value staged and
+            verified in its final buffer before any assign); ``None`` (default): the
+            plan's ``policy.staging``, itself ``"stream"`` unless the front end was
+            given ``staging=``.
         threads: reader threads (default: the CPU count, 2 to 8).
         window_bytes: bytes read ahead of the assigns, beyond the largest tensor
             (default ``_fastread.DEFAULT_WINDOW_BYTES``, 64 MiB, read at call time).
@@ -438,8 +438,8 @@ def apply_plan(
         >>> apply_plan(plan, targets).applied  # doctest: +SKIP
         True
     """
-    if staging not in _STAGING:
-        raise ValueError(f"staging must be one of {_STAGING}, got {staging!r}")
+    # The policy checks the value (``staging must be one of ...``).
+    staging = (plan.policy if staging is None else plan.policy.replace(staging=staging)).staging
     if window_bytes is None:
         window_bytes = _fastread.DEFAULT_WINDOW_BYTES
     start = time.perf_counter()
@@ -511,8 +511,8 @@ def _partial(jobs: list[_Job], done: list[_Job], cause: Exception, staging: str)
     total = len(changed) + len(unchanged)
     shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
     hint = (
-        "; apply_plan(..., staging='all') stages every value before the first assign, at the"
-        " cost of the restore's size in memory"
+        "; staging='all' (a keyword of every front end, and of apply_plan) stages every value"
+        " before the first assign, at the cost of the restore's size in memory"
         if staging == "stream"
         else ""
     )

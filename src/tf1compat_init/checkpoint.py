@@ -35,7 +35,8 @@ from typing import Any
 
 from .errors import TargetError
 from .mapping import AssignmentMap
-from .plan import DEFAULT_OPTIONAL, check_policy_values, plan_restore
+from .plan import plan_restore
+from .policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
 from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
 from .report import RestoreReport
 from .transforms import recipe_map
@@ -281,30 +282,21 @@ def _first_duplicate(names: Any) -> str | None:
 # -- restore -----------------------------------------------------------------------------
 
 
-def _check_policy(on_missing: Any, on_mismatch: Any, on_conflict: Any) -> None:
-    # Before the checkpoint is opened or a variable is looked at, in the engine's words.
-    check_policy_values(
-        {"on_missing": on_missing, "on_mismatch": on_mismatch, "on_conflict": on_conflict}
-    )
-
-
 def plan_for_root(
     root: Any,
     checkpoint: Any,
     assignment_map: Any = None,
     *,
-    exclude: Any = (),
-    on_missing: str = "error",
-    on_mismatch: str = "error",
-    optional: Any = DEFAULT_OPTIONAL,
-    on_conflict: str = "error",
     recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> tuple[Any, dict[str, Any]]:
     """The checked plan for restoring ``root`` from ``checkpoint``, and its targets.
 
     Nothing is assigned. See :func:`restore` for the arguments.
     """
-    _check_policy(on_missing, on_mismatch, on_conflict)
+    # Before the checkpoint is opened or a variable is looked at, in the policy's words.
+    policy = resolve_policy("plan_for_root", policy, keywords, allowed=EAGER_KEYWORDS)
     assignment_map = recipe_map(assignment_map, recipe)
     source = as_named_checkpoint(checkpoint)
     readable = getattr(source, "format", "name-based") != "object-based"
@@ -318,18 +310,10 @@ def plan_for_root(
             raise ValueError(f"{type(value).__name__} is not a variable of the root object")
         return found.pop()
 
-    amap = AssignmentMap(assignment_map, exclude=exclude, name_of=name_of)
+    amap = AssignmentMap(assignment_map, name_of=name_of)
     from .variables import target_specs
 
-    plan = plan_restore(
-        source,
-        target_specs(targets),
-        amap,
-        on_missing=on_missing,
-        on_mismatch=on_mismatch,
-        optional=optional,
-        on_conflict=on_conflict,
-    )
+    plan = plan_restore(source, target_specs(targets), amap, policy=policy)
     return plan, targets
 
 
@@ -338,12 +322,14 @@ def restore(
     ckpt_dir_or_file: Any,
     assignment_map: Any = None,
     *,
-    exclude: Any = (),
-    on_missing: str = "error",
-    on_mismatch: str = "error",
-    optional: Any = DEFAULT_OPTIONAL,
-    on_conflict: str = "error",
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
     recipe: Any = None,
+    policy: RestorePolicy | None = None,
 ) -> RestoreReport:
     """Restores ``root``'s variables from a TF1 or TF2 checkpoint, checked, all or nothing.
 
@@ -357,8 +343,13 @@ def restore(
             (:mod:`tf1compat_init.transforms`); a ``Recipe`` is accepted as the map.
         exclude: regexes; a pair is dropped when its checkpoint key or target matches.
         on_missing, on_mismatch, optional, on_conflict: the policies of
-            :func:`~tf1compat_init.plan_restore`.
+            :func:`~tf1compat_init.plan_restore` (defaults ``"error"``, ``"error"``,
+            :data:`~tf1compat_init.DEFAULT_OPTIONAL`, ``"error"``).
+        staging: ``"stream"`` (default) or ``"all"`` (see :mod:`tf1compat_init.apply`).
         recipe: a registered recipe's name or a ``Recipe``, instead of ``assignment_map``.
+        policy: the keywords above (not ``recipe``) as one
+            :class:`~tf1compat_init.RestorePolicy`; a keyword given as well replaces that
+            field.
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport` (``applied=True``).
@@ -376,18 +367,20 @@ def restore(
     """
     from .apply import apply_plan
 
-    _check_policy(on_missing, on_mismatch, on_conflict)
-    policy = {"on_missing": on_missing, "on_mismatch": on_mismatch, "optional": optional}
-    policy.update(on_conflict=on_conflict, exclude=exclude, recipe=recipe)
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+    policy = resolve_policy("restore", policy, given)
     if _is_keras(root):
         # A Keras model is the Keras front end's: its names, its view of object-based
         # checkpoints, its "auto" map. This is a thin adapter, so the two never disagree.
         from .keras import plan_checkpoint
 
         path = getattr(ckpt_dir_or_file, "prefix", ckpt_dir_or_file)
-        plan, targets = plan_checkpoint(root, path, assignment_map, **policy)
+        plan, targets = plan_checkpoint(root, path, assignment_map, recipe=recipe, policy=policy)
     else:
-        plan, targets = plan_for_root(root, ckpt_dir_or_file, assignment_map, **policy)
+        plan, targets = plan_for_root(
+            root, ckpt_dir_or_file, assignment_map, recipe=recipe, policy=policy
+        )
     return apply_plan(lower_plan(plan), targets)
 
 
@@ -423,7 +416,10 @@ def restore_or_initialize(
     manager: Any,
     warm_start_from: Any = None,
     assignment_map: Any = None,
-    **policy: Any,
+    *,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> InitResult:
     """Resumes a ``tf.train.CheckpointManager``'s run, or warm-starts it once.
 
@@ -438,8 +434,11 @@ def restore_or_initialize(
         manager: a ``tf.train.CheckpointManager``.
         warm_start_from: a pretrained checkpoint (directory or prefix), or ``None``.
         assignment_map: the map for the warm start (see :func:`restore`).
-        **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict`` for the warm start.
+        policy: a :class:`~tf1compat_init.RestorePolicy` for the warm start, or its
+            fields as keywords:
+        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
+            ``on_conflict``, ``staging`` (as in :func:`restore`).
+        recipe: as in :func:`restore`.
 
     Returns:
         An :class:`InitResult`.
@@ -454,26 +453,18 @@ def restore_or_initialize(
         ...     # doctest: +SKIP
         'warm_started'
     """
-    unknown = set(policy) - {
-        "exclude",
-        "on_missing",
-        "on_mismatch",
-        "optional",
-        "on_conflict",
-        "recipe",
-    }
-    if unknown:
-        raise TypeError(f"restore_or_initialize() got unexpected arguments {sorted(unknown)}")
     # Checked before the resume branch, so a bad value fails on every run, not only on
     # the one that warm-starts.
-    check_policy_values(policy)
+    policy = resolve_policy("restore_or_initialize", policy, keywords, allowed=EAGER_KEYWORDS)
     latest = manager.latest_checkpoint
     if latest:
         status = manager.checkpoint.restore(latest)
         logger.info("resumed from %s; warm start skipped", latest)
         return InitResult("resumed", latest, None, status)
     if warm_start_from is not None:
-        report = restore(manager.checkpoint, warm_start_from, assignment_map, **policy)
+        report = restore(
+            manager.checkpoint, warm_start_from, assignment_map, recipe=recipe, policy=policy
+        )
         logger.info("warm-started from %s: %s", report.checkpoint, report.summary())
         return InitResult("warm_started", report.checkpoint, report, None)
     manager.restore_or_initialize()  # runs the manager's init_fn, if it has one

@@ -11,13 +11,21 @@ import dataclasses
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._gc import gc_paused
 from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, Pair, _SortedList, nearest
-from .policy import POLICY_CHOICES, check_policy_value, check_policy_values
+from .policy import (
+    DEFAULT_OPTIONAL,
+    POLICY_CHOICES,
+    UNSET,
+    RestorePolicy,
+    check_policy_value,
+    check_policy_values,
+    resolve_policy,
+)
 from .report import Mismatch, RestoreReport, fmt_shape, shapes_compatible
 
 __all__ = [
@@ -31,16 +39,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: Targets that may be absent from a checkpoint without error (``re.search``):
-#: training state that a fresh model builds but a pretrained checkpoint often lacks.
-DEFAULT_OPTIONAL: tuple[str, ...] = (
-    r"(^|/)global_step$",
-    r"(^|/)save_counter$",
-    r"(^|/)beta[12]_power(_\d+)?$",
-    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
-    r"ProximalAdagrad|ExponentialMovingAverage)(_\d+)?$",
-)
 
 _MAX_SUGGESTED = 10  # suggestions are computed for this many missing targets at most
 
@@ -130,12 +128,15 @@ class RestorePlan:
         entries: the pairs that will load, ``(checkpoint_key, target, rule)``, by target.
         report: what the plan found (``report.applied`` is ``False`` until applied).
         assignment_map: the parsed map.
+        policy: the :class:`~tf1compat_init.RestorePolicy` it was made under; applying
+            the plan follows its ``staging``.
     """
 
     checkpoint: Any
     entries: list[Pair]
     report: RestoreReport
     assignment_map: AssignmentMap
+    policy: RestorePolicy = field(default_factory=RestorePolicy)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -146,10 +147,11 @@ def plan_restore(
     targets: Mapping[str, Any] | Iterable[str],
     assignment_map: Any = None,
     *,
-    on_missing: str = "error",
-    on_mismatch: str = "error",
-    optional: Iterable[str] | None = DEFAULT_OPTIONAL,
-    on_conflict: str = "error",
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Iterable[str] | None = UNSET,
+    on_conflict: str = UNSET,
+    policy: RestorePolicy | None = None,
 ) -> RestorePlan:
     """Resolves ``assignment_map`` against ``targets`` and checks it all.
 
@@ -160,13 +162,19 @@ def plan_restore(
             or dtype of ``None`` is not checked. A plain list of names checks nothing.
         assignment_map: TF1's grammar (see :mod:`tf1compat_init.mapping`), an
             :class:`~tf1compat_init.AssignmentMap`, or ``None`` for identical names.
-        on_missing: ``"error"``, ``"warn"`` or ``"ignore"`` for targets a rule covers but
-            the checkpoint lacks (those matching ``optional`` are never an error).
+        on_missing: ``"error"`` (default), ``"warn"`` or ``"ignore"`` for targets a rule
+            covers but the checkpoint lacks (those matching ``optional`` are never an
+            error).
         on_mismatch: the same, for shape or dtype mismatches; with ``"warn"`` or
             ``"ignore"`` a mismatched target keeps its value.
         optional: regexes (``re.search``) of targets that may be missing; ``()`` is
-            TF's strictness.
-        on_conflict: ``"error"`` or ``"last"`` (TF: last rule in key order wins).
+            TF's strictness (default :data:`~tf1compat_init.DEFAULT_OPTIONAL`).
+        on_conflict: ``"error"`` (default) or ``"last"`` (TF: last rule in key order
+            wins).
+        policy: a :class:`~tf1compat_init.RestorePolicy` instead of the keywords (a
+            keyword given as well replaces that field); its ``exclude`` patterns are
+            added to the map's, and the plan keeps it for
+            :func:`~tf1compat_init.apply_plan`.
 
     Returns:
         The :class:`RestorePlan`.
@@ -181,31 +189,29 @@ def plan_restore(
         >>> plan = plan_restore("/tmp/pretrained", {"dense/kernel": ((4, 2), "float32")})
         ...     # doctest: +SKIP
     """
+    # Before the checkpoint is opened: a bad value fails first, in the policy's words.
+    policy = resolve_policy(
+        "plan_restore",
+        policy,
+        {
+            "on_missing": on_missing,
+            "on_mismatch": on_mismatch,
+            "optional": optional,
+            "on_conflict": on_conflict,
+        },
+    )
     with gc_paused():  # planning allocates many small objects and frees none
-        return _plan(
-            checkpoint,
-            targets,
-            assignment_map,
-            on_missing=on_missing,
-            on_mismatch=on_mismatch,
-            optional=optional,
-            on_conflict=on_conflict,
-        )
+        return _plan(checkpoint, targets, assignment_map, policy)
 
 
 def _plan(
     checkpoint: Any,
     targets: Mapping[str, Any] | Iterable[str],
     assignment_map: Any,
-    *,
-    on_missing: str,
-    on_mismatch: str,
-    optional: Iterable[str] | None,
-    on_conflict: str,
+    policy: RestorePolicy,
 ) -> RestorePlan:
-    check_policy_value("on_missing", on_missing)
-    check_policy_value("on_mismatch", on_mismatch)
-    check_policy_value("on_conflict", on_conflict)  # before the checkpoint is opened
+    on_missing, on_mismatch = policy.on_missing, policy.on_mismatch
+    optional, on_conflict = policy.optional, policy.on_conflict
     if not hasattr(checkpoint, "variables"):
         from .reader import open_checkpoint
 
@@ -215,6 +221,8 @@ def _plan(
         if isinstance(assignment_map, AssignmentMap)
         else AssignmentMap(assignment_map)
     )
+    if policy.exclude:
+        amap = AssignmentMap(amap, exclude=policy.exclude)
     specs = _normalize_targets(targets)
     variables = checkpoint.variables
     amap.check_requires(variables)
@@ -296,7 +304,7 @@ def _plan(
         _check_recipe_coverage(amap.recipe, report, on_missing, optional_res)
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
-    return RestorePlan(checkpoint, entries, report, amap)
+    return RestorePlan(checkpoint, entries, report, amap, policy)
 
 
 def _plan_routed(

@@ -40,6 +40,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..errors import CheckpointNotFoundError
+from ..policy import RestorePolicy
 from ..reader import pretrained_path
 from ..report import RestoreReport
 from ._load import check_map, check_policy, load_checkpoint
@@ -231,9 +232,13 @@ class CheckpointInit(Callback):
         allow_missing: a checkpoint that does not exist (or ``None``) skips the warm start
             with a warning instead of raising.
         resume_dir: directories whose checkpoint or backup means "this run resumes".
-        **policy: as :func:`~tf1compat_init.keras.load_checkpoint`.
+        recipe: as :func:`~tf1compat_init.keras.load_checkpoint`.
+        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
+        **keywords: as :func:`~tf1compat_init.keras.load_checkpoint` (``staging``
+            included).
 
     Attributes:
+        policy: the :class:`~tf1compat_init.RestorePolicy` the warm start runs with.
         report: the :class:`~tf1compat_init.RestoreReport` of the warm start, or ``None``.
         skipped: why the warm start did not run, or ``None``.
 
@@ -251,11 +256,13 @@ class CheckpointInit(Callback):
         input_shape: Any = None,
         allow_missing: bool = False,
         resume_dir: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
-        **policy: Any,
+        recipe: Any = None,
+        policy: RestorePolicy | None = None,
+        **keywords: Any,
     ) -> None:
         super().__init__()
         check_map(assignment_map)
-        check_policy(policy)
+        policy = check_policy("CheckpointInit", policy, keywords, recipe)
         if ckpt_dir_or_file is None and not allow_missing:
             raise CheckpointNotFoundError(
                 "CheckpointInit got no checkpoint (None). On a first run "
@@ -269,7 +276,8 @@ class CheckpointInit(Callback):
         self.input_shape = input_shape
         self.allow_missing = allow_missing
         self.resume_dirs = [os.fspath(d) for d in resume_dir or ()]
-        self.policy = dict(policy)
+        self.recipe = recipe
+        self.policy = policy
         self.report: RestoreReport | None = None
         self.skipped: str | None = None
         self._done = False
@@ -285,7 +293,11 @@ class CheckpointInit(Callback):
         if not self._checkpoint_exists():
             return
         self.report = load_checkpoint(
-            self.model, self.ckpt_dir_or_file, self.assignment_map, **self.policy
+            self.model,
+            self.ckpt_dir_or_file,
+            self.assignment_map,
+            recipe=self.recipe,
+            policy=self.policy,
         )
         logger.info("CheckpointInit: warm start\n%s", self.report)
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from ..apply import apply_plan
 from ..errors import AssignmentMapError, CheckpointMismatchError
 from ..mapping import AssignmentMap, nearest
-from ..plan import DEFAULT_OPTIONAL, RestorePlan, check_policy_values, plan_restore
+from ..plan import RestorePlan, plan_restore
+from ..policy import EAGER_KEYWORDS, RestorePolicy, resolve_policy
 from ..reader import open_checkpoint
 from ..report import RestoreReport
 from ..transforms import get_recipe, recipe_map
@@ -31,24 +31,15 @@ from ._names import (
 
 logger = logging.getLogger(__name__)
 
-_POLICY_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict", "exclude", "recipe")
 
-
-def check_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """Validates the policy keyword arguments; returns them with defaults filled in."""
-    unknown = [k for k in policy if k not in _POLICY_KEYS]
-    if unknown:
-        raise TypeError(
-            f"unexpected keyword argument {unknown[0]!r}; the policy arguments are "
-            f"{', '.join(_POLICY_KEYS)}"
-        )
-    out = {"on_missing": "error", "on_mismatch": "error", "optional": DEFAULT_OPTIONAL}
-    out.update({"on_conflict": "error", "exclude": ()})
-    out.update(policy)
-    check_policy_values(out)
-    if out.get("recipe") is not None:
-        get_recipe(out["recipe"])  # an unknown name fails before any model is looked at
-    return out
+def check_policy(
+    api: str, policy: RestorePolicy | None, keywords: dict[str, Any], recipe: Any
+) -> RestorePolicy:
+    """The call's policy, and its recipe's name checked, before any model is looked at."""
+    policy = resolve_policy(api, policy, keywords, allowed=EAGER_KEYWORDS)
+    if recipe is not None:
+        get_recipe(recipe)  # an unknown name fails before any model is looked at
+    return policy
 
 
 def check_map(assignment_map: Any) -> None:
@@ -62,7 +53,13 @@ def check_map(assignment_map: Any) -> None:
 
 
 def plan_checkpoint(
-    model: Any, ckpt_dir_or_file: Any, assignment_map: Any = None, **policy: Any
+    model: Any,
+    ckpt_dir_or_file: Any,
+    assignment_map: Any = None,
+    *,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> tuple[RestorePlan, dict[str, Any]]:
     """Plans loading a checkpoint into a Keras model, changing nothing.
 
@@ -77,8 +74,8 @@ def plan_checkpoint(
         >>> plan, _ = plan_checkpoint(model, "pretrained/", "auto")  # doctest: +SKIP
         >>> print(plan.report)  # doctest: +SKIP
     """
-    policy = check_policy(policy)
-    assignment_map = recipe_map(assignment_map, policy.pop("recipe", None))
+    policy = check_policy("plan_checkpoint", policy, keywords, recipe)
+    assignment_map = recipe_map(assignment_map, recipe)
     check_map(assignment_map)
     names = weight_names(model)
     targets = model_targets(names)
@@ -88,9 +85,9 @@ def plan_checkpoint(
     if isinstance(assignment_map, str):  # "auto"
         auto = derive_auto_map(list(checkpoint.variables), list(targets))
         rules = auto.rules
-    amap = AssignmentMap(rules, exclude=policy.pop("exclude"), name_of=name_resolver(names))
+    amap = AssignmentMap(rules, name_of=name_resolver(names))
     try:
-        plan = plan_restore(checkpoint, target_specs(targets), amap, **policy)
+        plan = plan_restore(checkpoint, target_specs(targets), amap, policy=policy)
     except CheckpointMismatchError as e:
         hint = _auto_hint(assignment_map, checkpoint.variables, targets)
         if hint is None:
@@ -121,14 +118,14 @@ def _auto_hint(assignment_map: Any, ckpt_names: Any, targets: Any) -> str | None
 
 
 def _check_auto_coverage(
-    plan: RestorePlan, unpaired: list[str], ckpt_names: Any, policy: dict[str, Any]
+    plan: RestorePlan, unpaired: list[str], ckpt_names: Any, policy: RestorePolicy
 ) -> None:
     # A derived map leaves the targets it could not pair outside every rule; the engine
     # would call them "untouched". Under "auto" they are missing weights, and say so.
-    optional = [re.compile(p) for p in policy["optional"] or ()]
+    optional = [re.compile(p) for p in policy.optional]
     untouched = set(plan.report.untouched)
     lost = [t for t in unpaired if t in untouched and not any(p.search(t) for p in optional)]
-    if not lost or policy["on_missing"] == "ignore":
+    if not lost or policy.on_missing == "ignore":
         return
     rows = []
     for t in lost[:10]:
@@ -140,7 +137,7 @@ def _check_auto_coverage(
         f"model; their names differ from {plan.report.checkpoint} by more than numbering or a "
         f"prefix:\n  " + "\n  ".join(rows) + more
     )
-    if policy["on_missing"] == "error":
+    if policy.on_missing == "error":
         raise CheckpointMismatchError(
             message + "\nNothing was changed. Pass an explicit assignment_map for them, or "
             "on_missing='warn' to let them keep their initial values.",
@@ -150,7 +147,13 @@ def _check_auto_coverage(
 
 
 def load_checkpoint(
-    model: Any, ckpt_dir_or_file: Any, assignment_map: Any = None, **policy: Any
+    model: Any,
+    ckpt_dir_or_file: Any,
+    assignment_map: Any = None,
+    *,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> RestoreReport:
     """Loads a TF1 name-based or TF2 object-based checkpoint into a Keras model.
 
@@ -169,10 +172,13 @@ def load_checkpoint(
             tensor transforms, see :mod:`tf1compat_init.transforms`), an
             :class:`~tf1compat_init.AssignmentMap`, or a
             :class:`~tf1compat_init.transforms.Recipe`.
-        **policy: ``on_missing``, ``on_mismatch`` (``"error"``, ``"warn"``,
+        recipe: a registered recipe's name or a ``Recipe``, instead of a map.
+        policy: a :class:`~tf1compat_init.RestorePolicy`; or its fields as keywords
+            (a keyword given as well replaces that field):
+        **keywords: ``on_missing``, ``on_mismatch`` (``"error"``, ``"warn"``,
             ``"ignore"``), ``optional`` (regexes of weights that may be missing),
             ``on_conflict`` (``"error"`` or ``"last"``), ``exclude`` (regexes),
-            ``recipe`` (a registered recipe's name or a ``Recipe``, instead of a map).
+            ``staging`` (``"stream"`` or ``"all"``, see :mod:`tf1compat_init.apply`).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport` (``report.applied_map`` holds the
@@ -192,5 +198,8 @@ def load_checkpoint(
         >>> report.loaded  # doctest: +SKIP
         {'dense/bias': 'model/dense/bias', 'dense/kernel': 'model/dense/kernel'}
     """
-    plan, targets = plan_checkpoint(model, ckpt_dir_or_file, assignment_map, **policy)
+    policy = check_policy("load_checkpoint", policy, keywords, recipe)
+    plan, targets = plan_checkpoint(
+        model, ckpt_dir_or_file, assignment_map, recipe=recipe, policy=policy
+    )
     return apply_plan(plan, targets)

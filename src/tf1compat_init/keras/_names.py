@@ -274,7 +274,7 @@ class SavedNames:
         takes its fast path through the bundle reader).
         """
         entries = [p.renamed(self.keys) for p in plan.entries]
-        return RestorePlan(self.info, entries, plan.report, plan.assignment_map)
+        return RestorePlan(self.info, entries, plan.report, plan.assignment_map, plan.policy)
 
 
 def checkpoint_view(info: CheckpointInfo) -> Any:

@@ -47,7 +47,7 @@ from ..errors import (
     Tf1CompatError,
 )
 from ..mapping import AssignmentMap, Rule
-from ..plan import DEFAULT_OPTIONAL
+from ..policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
 from ..reader import (
     INTERNAL_KEYS,
     CheckpointInfo,
@@ -755,7 +755,7 @@ def _write_model(
     factory: Callable[[], Any],
     fmt: str,
     out_path: str,
-    policy: dict[str, Any],
+    policy: RestorePolicy,
     progress: Progress | None,
     built: Any = None,
 ) -> Any:
@@ -769,7 +769,7 @@ def _write_model(
             f"{type(model).__name__}; use --format tf2"
         )
     try:
-        plan, targets = plan_for_root(model, view, None, **policy)
+        plan, targets = plan_for_root(model, view, None, policy=policy)
     except CheckpointMismatchError as e:
         notes = [
             f"{m.checkpoint_key} is {view.source_names[m.checkpoint_key]} | "
@@ -926,9 +926,10 @@ def migrate(
     model: Callable[[], Any] | str | None = None,
     drop_optimizer: bool = False,
     force: bool = False,
-    on_missing: str = "error",
-    on_mismatch: str = "error",
-    optional: Any = DEFAULT_OPTIONAL,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    policy: RestorePolicy | None = None,
     progress: Progress | None = None,
     recipe: Any = None,
 ) -> MigrateResult:
@@ -949,7 +950,11 @@ def migrate(
             write, once to verify the output.
         drop_optimizer: leave out optimizer slots and state.
         force: replace an existing output.
-        on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``.
+        on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``
+            (defaults ``"error"``, ``"error"``, :data:`~tf1compat_init.DEFAULT_OPTIONAL`).
+        policy: the loading policy as one :class:`~tf1compat_init.RestorePolicy`
+            (``staging`` included); a keyword given as well replaces that field. Its
+            ``exclude`` applies to loading; ``exclude=`` above to renaming.
         progress: called as ``progress(bytes_done, bytes_total, name)``.
         recipe: a registered recipe's name or a ``Recipe``, instead of
             ``assignment_map``. Its ``drop`` patterns leave keys out (in ``excluded``).
@@ -976,6 +981,8 @@ def migrate(
         >>> migrate("tf1_ckpt/", "out/model.safetensors", format="safetensors")
         ...     # doctest: +SKIP
     """
+    given = {"on_missing": on_missing, "on_mismatch": on_mismatch, "optional": optional}
+    policy = resolve_policy("migrate", policy, given, allowed=EAGER_KEYWORDS)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
     dst = os.fspath(dst)
@@ -1020,8 +1027,6 @@ def migrate(
                 tensors = dict(view.source_names)
             else:
                 assert model is not None
-                policy = {"on_missing": on_missing, "on_mismatch": on_mismatch}
-                policy["optional"] = optional
                 report = _write_model(view, model, format, tmp_out, policy, progress, built)
                 _verify_model(view, model, format, tmp_out, report)
                 tensors = {t: view.source_names[n] for t, n in report.loaded.items()}

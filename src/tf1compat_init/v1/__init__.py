@@ -21,9 +21,12 @@ graph (``tf.Variable`` and Keras variables included), not only against ``get_var
 variables in the variable store. In eager mode there is no graph to search, so names
 resolve against ``var_list=`` and the variable objects in the map.
 
-Policy keywords (``**policy``), as in :func:`~tf1compat_init.plan_restore`:
+Policy keywords (``**keywords``, or ``policy=`` a :class:`~tf1compat_init.RestorePolicy`;
+a keyword given as well replaces that field), as in :func:`~tf1compat_init.plan_restore`:
 ``on_missing``, ``on_mismatch``, ``optional``, ``on_conflict``, plus ``exclude``
-(regexes, see :class:`~tf1compat_init.AssignmentMap`) and, in graph mode, ``verify``:
+(regexes, see :class:`~tf1compat_init.AssignmentMap`), ``staging`` (eager mode, see
+:mod:`tf1compat_init.apply`; graph mode's one ``RestoreV2`` op reads every value before
+any assign) and, in graph mode, ``verify``:
 ``True`` reads every planned tensor at call time and checks its CRC32C, so a corrupt
 checkpoint raises :class:`~tf1compat_init.CheckpointCorruptError` naming the tensor
 before the graph changes. By default graph mode reads only the index (TensorFlow's
@@ -39,10 +42,11 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..policy import RestorePolicy
 from ..reader import pretrained_path
 from ..report import RestoreReport
 from . import _graph
-from ._plan import check_policy, eager_init, graph_or_raise, make_map, plan_in_graph, with_recipe
+from ._plan import check_call, eager_init, graph_or_raise, make_map, plan_in_graph
 from ._saver import PlannedSaver, init_unrestored, restore_saver
 from ._warm_start import warm_start
 
@@ -67,7 +71,9 @@ def init_from_checkpoint(
     assignment_map: Any = None,
     *,
     var_list: Iterable[Any] | None = None,
-    **policy: Any,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> RestoreReport:
     """Initializes variables from a checkpoint: ``tf.compat.v1.train.init_from_checkpoint``, checked.
 
@@ -86,10 +92,12 @@ def init_from_checkpoint(
             ``None``: every variable from the key of the same name.
         var_list: the variables names resolve against; by default the graph's global
             variables (graph mode). Required in eager mode unless the map holds objects.
-        **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`), ``verify``
-            (graph mode: check every planned tensor's CRC32C now; see the module doc),
-            ``recipe`` (a registered recipe's name or a ``Recipe``, instead of a map).
+        recipe: a registered recipe's name or a ``Recipe``, instead of a map.
+        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
+        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
+            ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`), ``staging``
+            (eager mode), ``verify`` (graph mode: check every planned tensor's CRC32C
+            now; see the module doc).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport`; ``applied`` is ``True`` in eager mode
@@ -106,7 +114,10 @@ def init_from_checkpoint(
         ...     build_model()
         ...     report = init_from_checkpoint("pretrained/", {"model/": "sub_model_2/"})
     """
-    if tf.executing_eagerly():  # both paths take recipe= (with_recipe)
+    assignment_map, policy = check_call(
+        "init_from_checkpoint", assignment_map, recipe, policy, keywords
+    )
+    if tf.executing_eagerly():
         return eager_init(ckpt_dir_or_file, assignment_map, var_list, policy)
     graph = graph_or_raise("init_from_checkpoint")
     plan, targets = plan_in_graph(graph, ckpt_dir_or_file, assignment_map, var_list, policy)
@@ -145,8 +156,10 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         assignment_map: as in :func:`init_from_checkpoint` (``None``: same names).
         allow_missing: when nothing is at ``ckpt_dir_or_file`` (``None`` included), log a
             warning and train from the initial values instead of raising.
-        **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
+        recipe: as in :func:`init_from_checkpoint`.
+        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
+        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
+            ``on_conflict``, ``staging``, ``verify`` (as in :func:`init_from_checkpoint`).
 
     Attributes:
         report: the :class:`~tf1compat_init.RestoreReport` of the last ``begin()``, or
@@ -164,11 +177,14 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         assignment_map: Any = None,
         *,
         allow_missing: bool = False,
-        **policy: Any,
+        recipe: Any = None,
+        policy: RestorePolicy | None = None,
+        **keywords: Any,
     ) -> None:
-        assignment_map = with_recipe(assignment_map, policy)
-        exclude, _ = check_policy(policy)
-        make_map(assignment_map, exclude)  # a malformed map fails here, not at begin()
+        assignment_map, policy = check_call(
+            "CheckpointInitHook", assignment_map, recipe, policy, keywords
+        )
+        make_map(assignment_map, policy.exclude)  # a malformed map fails here, not at begin()
         self._ckpt = ckpt_dir_or_file
         self._map = assignment_map
         self._allow_missing = bool(allow_missing)
@@ -179,7 +195,7 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         self.report = None
         path = pretrained_path(self._ckpt, self._allow_missing, "CheckpointInitHook")
         if path is not None:
-            self.report = init_from_checkpoint(path, self._map, **self._policy)
+            self.report = init_from_checkpoint(path, self._map, policy=self._policy)
 
 
 # -- Scaffold init_fn --------------------------------------------------------------------
@@ -205,7 +221,9 @@ def scaffold_init_fn(
     *,
     var_list: Iterable[Any] | None = None,
     allow_missing: bool = False,
-    **policy: Any,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> Callable[[Any, Any], None] | None:
     """An ``init_fn(scaffold, session)`` for ``tf.compat.v1.train.Scaffold``.
 
@@ -221,7 +239,9 @@ def scaffold_init_fn(
         var_list: the variables names resolve against (default: global variables).
         allow_missing: return ``None`` (with a warning) when nothing is at
             ``ckpt_dir_or_file``; ``Scaffold(init_fn=None)`` then trains from scratch.
-        **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
+        recipe: as in :func:`init_from_checkpoint`.
+        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
+        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
             ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
 
     Returns:
@@ -231,9 +251,10 @@ def scaffold_init_fn(
         >>> scaffold = tf.compat.v1.train.Scaffold(  # doctest: +SKIP
         ...     init_fn=scaffold_init_fn("pretrained/", {"/": "/"}))
     """
-    assignment_map = with_recipe(assignment_map, policy)
-    exclude, _ = check_policy(policy)
-    make_map(assignment_map, exclude)
+    assignment_map, policy = check_call(
+        "scaffold_init_fn", assignment_map, recipe, policy, keywords
+    )
+    make_map(assignment_map, policy.exclude)
     graph = graph_or_raise("scaffold_init_fn")
     path = pretrained_path(ckpt_dir_or_file, allow_missing, "scaffold_init_fn")
     if path is None:

@@ -13,45 +13,35 @@ import tensorflow as tf
 from ..apply import apply_plan
 from ..errors import AssignmentMapError
 from ..mapping import AssignmentMap
-from ..plan import RestorePlan, check_policy_values, plan_restore
+from ..plan import RestorePlan, plan_restore
+from ..policy import RestorePolicy, resolve_policy
 from ..reader import open_checkpoint
 from ..variables import TargetVariable, collect_targets, target_specs
 from . import _graph, _routes
 
 logger = logging.getLogger("tf1compat_init.v1")
 
-_PLAN_KEYS = ("on_missing", "on_mismatch", "optional", "on_conflict")
-
-
 # -- shared steps ------------------------------------------------------------------------
 
 
-def check_policy(policy: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Splits ``**policy`` into ``exclude`` and plan keywords, checking names and values."""
-    unknown = sorted(set(policy) - {"exclude", "verify", "recipe", *_PLAN_KEYS})
-    if unknown:
-        raise TypeError(
-            f"unexpected keyword argument(s) {', '.join(unknown)}; the policy keywords are "
-            f"exclude, verify, {', '.join(_PLAN_KEYS)}"
-        )
-    if not isinstance(policy.get("verify", False), bool):
-        raise TypeError(
-            f"Invalid value for argument verify. Received: verify={policy['verify']!r}. "
-            f"Expected True or False."
-        )
-    check_policy_values(policy)
-    plan_kwargs = {k: policy[k] for k in _PLAN_KEYS if k in policy}
-    return policy.get("exclude", ()), plan_kwargs
-
-
-def with_recipe(assignment_map: Any, policy: dict[str, Any]) -> Any:
-    """The map to plan with: ``assignment_map``, or the ``recipe=`` policy keyword's."""
+def check_call(
+    api: str,
+    assignment_map: Any,
+    recipe: Any,
+    policy: RestorePolicy | None,
+    keywords: dict[str, Any],
+) -> tuple[Any, RestorePolicy]:
+    """The map to plan with (``recipe=``'s, when given) and the call's policy, both checked
+    before anything is opened or built."""
     from ..transforms import recipe_map
 
-    return recipe_map(assignment_map, policy.pop("recipe", None))
+    assignment_map = recipe_map(assignment_map, recipe)
+    return assignment_map, resolve_policy(api, policy, keywords)
 
 
-def make_map(assignment_map: Any, exclude: Any) -> AssignmentMap:
+def make_map(assignment_map: Any, exclude: Any = ()) -> AssignmentMap:
+    # Planning adds the policy's exclude patterns; a front end passes them only to check
+    # the map early.
     return AssignmentMap(assignment_map, exclude=exclude, name_of=_graph.name_of)
 
 
@@ -74,19 +64,16 @@ def graph_or_raise(api: str) -> Any:
 
 
 def plan_in_graph(
-    graph: Any, ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]
+    graph: Any, ckpt: Any, assignment_map: Any, var_list: Any, policy: RestorePolicy
 ) -> tuple[RestorePlan, dict[str, TargetVariable]]:
-    policy = dict(policy)
-    assignment_map = with_recipe(assignment_map, policy)
-    exclude, plan_kwargs = check_policy(policy)
     checkpoint = open_checkpoint(ckpt)
-    amap = make_map(assignment_map, exclude)
+    amap = make_map(assignment_map)
     groups = _graph.map_objects(assignment_map)
     variables = _graph.graph_variables(graph, var_list, [v for g in groups for v in g])
     targets = collect_targets(variables) | _graph.object_targets(groups)
-    plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+    plan = plan_restore(checkpoint, target_specs(targets), amap, policy=policy)
     _routes.check_graph_routes(plan)
-    if policy.get("verify", False):
+    if policy.verify:
         verify_plan(plan)
     return plan, targets
 
@@ -108,12 +95,9 @@ def verify_plan(plan: RestorePlan) -> None:
         plan.checkpoint.read(sorted(slow))
 
 
-def eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, Any]) -> Any:
-    policy = dict(policy)
-    assignment_map = with_recipe(assignment_map, policy)
-    exclude, plan_kwargs = check_policy(policy)
+def eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: RestorePolicy) -> Any:
     checkpoint = open_checkpoint(ckpt)
-    amap = make_map(assignment_map, exclude)
+    amap = make_map(assignment_map)
     variables = [p for v in (var_list or ()) for p in _graph.parts_of(v)]
     groups = _graph.map_objects(assignment_map)
     variables += [v for g in groups for v in g]
@@ -127,7 +111,7 @@ def eager_init(ckpt: Any, assignment_map: Any, var_list: Any, policy: dict[str, 
         )
     targets = collect_targets(variables) | _graph.object_targets(groups)
     try:
-        plan = plan_restore(checkpoint, target_specs(targets), amap, **plan_kwargs)
+        plan = plan_restore(checkpoint, target_specs(targets), amap, policy=policy)
     except AssignmentMapError as e:
         raise AssignmentMapError(
             f"{e}\n(in eager mode, names resolve only against var_list= and the variable "

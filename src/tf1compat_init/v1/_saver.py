@@ -11,9 +11,10 @@ from typing import Any
 import tensorflow as tf
 
 from ..errors import AssignmentMapError
+from ..policy import RestorePolicy
 from ..report import RestoreReport
 from . import _graph
-from ._plan import graph_or_raise, plan_in_graph
+from ._plan import check_call, graph_or_raise, plan_in_graph
 
 
 class PlannedSaver(tf.compat.v1.train.Saver):
@@ -45,7 +46,9 @@ def restore_saver(
     assignment_map: Any = None,
     *,
     var_list: Iterable[Any] | None = None,
-    **policy: Any,
+    recipe: Any = None,
+    policy: RestorePolicy | None = None,
+    **keywords: Any,
 ) -> PlannedSaver:
     """A ``tf.compat.v1.train.Saver`` that restores exactly what a checked plan loads.
 
@@ -59,7 +62,9 @@ def restore_saver(
         ckpt_dir_or_file: the pretrained checkpoint.
         assignment_map: as in :func:`~tf1compat_init.v1.init_from_checkpoint`.
         var_list: the variables names resolve against (default: global variables).
-        **policy: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
+        recipe: as in :func:`~tf1compat_init.v1.init_from_checkpoint`.
+        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
+        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
             ``on_conflict``, ``verify`` (as in :func:`~tf1compat_init.v1.init_from_checkpoint`).
 
     Returns:
@@ -75,6 +80,7 @@ def restore_saver(
         >>> saver = restore_saver("pretrained/", {"model/": "sub_model_2/"})  # doctest: +SKIP
         >>> sess.run(init_unrestored(saver)); saver.restore(sess)  # doctest: +SKIP
     """
+    assignment_map, policy = check_call("restore_saver", assignment_map, recipe, policy, keywords)
     graph = graph_or_raise("restore_saver")
     plan, targets = plan_in_graph(graph, ckpt_dir_or_file, assignment_map, var_list, policy)
     saver_vars: dict[str, Any] = {}
