@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._jobs import _Job, _part_slices, _tf_dtype
-from .bundle.fastread import FastReader, aligned_empty
+from .bundle.fastread import aligned_empty
+from .bundle.remote import reader_for
 from .errors import TargetError
 from .plan import dtype_name
 from .report import fmt_shape, shapes_compatible
@@ -113,7 +114,7 @@ def verify_groups(groups: list[RoutedGroup], checkpoint: Any) -> dict[str, Any]:
     bundle = getattr(checkpoint, "bundle", None)
     if bundle is None:
         return dict(checkpoint.read(keys))
-    with FastReader(bundle) as reader:
+    with reader_for(bundle) as reader:
         fast = [k for k in keys if reader.dtype_of(k) is not None]
         reader.verify(fast)
     slow = [k for k in keys if k not in set(fast)]

@@ -72,6 +72,7 @@ from ._gc import gc_paused
 from ._jobs import _Job, _part_slices, _tf_dtype
 from .bundle import fastread as _fastread
 from .bundle.fastread import ALIGNMENT, FastReader, ReadRequest, aligned_empty
+from .bundle.remote import reader_for
 from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
@@ -662,7 +663,7 @@ def _apply_fast(
     dtypes = {
         k: _tf_dtype(tf, checkpoint.variables[k].dtype) for k in dict.fromkeys(j.key for j in jobs)
     }
-    reader = FastReader(bundle, threads=threads, window_bytes=window_bytes)
+    reader = reader_for(bundle, threads=threads, window_bytes=window_bytes)
     with reader:
         fast_keys = [k for k in dtypes if reader.dtype_of(k) is not None]
         fast = set(fast_keys)

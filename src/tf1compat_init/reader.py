@@ -1,12 +1,13 @@
 """Opening checkpoints: path resolution, file checks, listing and reading keys.
 
 No TensorFlow: the index is parsed by :mod:`tf1compat_init.bundle.reader`. TensorFlow is
-imported only to read an entry the native reader cannot decode.
+imported only to read an entry the native reader cannot decode, and for paths that are
+URLs (``gs://``, ``ram://``...), which :mod:`tf1compat_init.bundle.storage` reads through
+``tf.io.gfile``.
 """
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .bundle import storage as _storage
 from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 
 __all__ = ["CheckpointInfo", "VariableInfo", "open_checkpoint", "resolve_checkpoint_path"]
@@ -53,11 +55,10 @@ def _fspath(path: Any) -> str:
 
 def _read_state_file(directory: str) -> str | None:
     """The ``model_checkpoint_path`` of a ``checkpoint`` state file, or None without one."""
-    state = os.path.join(directory, "checkpoint")
-    if not os.path.isfile(state):
+    state = _storage.join(directory, "checkpoint")
+    if not _storage.isfile(state):
         return None
-    with open(state, encoding="utf-8", errors="replace") as f:
-        text = f.read()
+    text = _storage.read_text(state)
     m = re.search(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"', text, re.MULTILINE)
     if m is None:
         return None
@@ -68,21 +69,36 @@ def _read_state_file(directory: str) -> str | None:
             f"the state file {state} is malformed ({e}); fix or remove it, or pass a checkpoint "
             f"prefix"
         ) from None
-    return path if os.path.isabs(path) else os.path.join(directory, path)
+    return path if _storage.isabs(path) else _storage.join(directory, path)
 
 
 def _newest_index(directory: str) -> str | None:
-    prefixes = [
-        p[: -len(".index")] for p in glob.glob(os.path.join(glob.escape(directory), "*.index"))
-    ]
+    prefixes = [p[: -len(".index")] for p in _storage.glob(directory, "*.index")]
     if not prefixes:
         return None
 
     def order(prefix: str) -> tuple:
         m = _STEP.search(prefix)
-        return (m is not None, int(m.group(1)) if m else 0, os.path.getmtime(prefix + ".index"))
+        return (m is not None, int(m.group(1)) if m else 0, _storage.getmtime(prefix + ".index"))
 
     return max(prefixes, key=order)
+
+
+def is_directory(path: str) -> bool:
+    """A directory, not a checkpoint prefix.
+
+    ``ram://`` calls any prefix of a file name a directory (``run/model.ckpt`` when
+    ``run/model.ckpt.index`` exists), so at a URL a directory must also be listed in its
+    parent.
+    """
+    if not _storage.is_url(path):
+        return os.path.isdir(path)
+    if not _storage.isdir(path):
+        return False
+    parent, name = _storage.split(path)
+    if not name or parent.endswith("://"):  # a bucket
+        return True
+    return name in _storage.listdir(parent)
 
 
 def resolve_checkpoint_path(path: Any) -> str:
@@ -100,12 +116,12 @@ def resolve_checkpoint_path(path: Any) -> str:
         '/tmp/run/model.ckpt-200'
     """
     path = _fspath(path)
-    if os.path.isdir(path):
+    if is_directory(path):
         pointed = _read_state_file(path)
         if pointed is not None:
-            if not os.path.exists(pointed + ".index"):
+            if not _storage.exists(pointed + ".index"):
                 raise CheckpointNotFoundError(
-                    f"the state file {os.path.join(path, 'checkpoint')} points to {pointed}, "
+                    f"the state file {_storage.join(path, 'checkpoint')} points to {pointed}, "
                     f"but {pointed}.index does not exist (was the checkpoint deleted?). "
                     f"Fix or remove the state file, or pass a checkpoint prefix"
                 )
@@ -121,14 +137,14 @@ def resolve_checkpoint_path(path: Any) -> str:
         prefix = path[: -len(".index")]
     else:
         prefix = _DATA_SUFFIX.sub("", path)
-    if os.path.exists(prefix + ".index"):
+    if _storage.exists(prefix + ".index"):
         return prefix
     parent = os.path.dirname(prefix) or "."
-    if not os.path.isdir(parent):
+    if not _storage.isdir(parent):
         raise CheckpointNotFoundError(
             f"checkpoint {path} not found: directory {parent} does not exist"
         )
-    if os.path.isfile(path):
+    if _storage.isfile(path):
         raise CheckpointNotFoundError(
             f"{path} is a file but not a TensorFlow checkpoint: there is no {prefix}.index"
             + (
@@ -137,9 +153,7 @@ def resolve_checkpoint_path(path: Any) -> str:
                 else ""
             )
         )
-    near = sorted(
-        p[: -len(".index")] for p in glob.glob(os.path.join(glob.escape(parent), "*.index"))
-    )
+    near = [p[: -len(".index")] for p in _storage.glob(parent, "*.index")]
     hint = (
         f"; checkpoints in {parent}: {', '.join(os.path.basename(p) for p in near[-3:])}"
         if near
@@ -155,11 +169,11 @@ def checkpoint_absent(path: Any) -> bool:
     if path is None:
         return True
     path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
-    if os.path.isdir(path):
-        return not os.path.exists(os.path.join(path, "checkpoint")) and not glob.glob(
-            os.path.join(glob.escape(path), "*.index")
+    if is_directory(path):
+        return not _storage.exists(_storage.join(path, "checkpoint")) and not _storage.glob(
+            path, "*.index"
         )
-    return not os.path.exists(path) and not os.path.exists(path + ".index")
+    return not _storage.exists(path) and not _storage.exists(path + ".index")
 
 
 def pretrained_path(path: Any, allow_missing: bool, who: str) -> str | None:

@@ -34,6 +34,7 @@ import numpy as np
 from .._gc import gc_paused
 from ..errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 from . import proto as _proto
+from . import storage as _storage
 from .proto import WIRE_FIXED32, WIRE_LEN, WIRE_VARINT, ProtoDecodeError, to_str
 from .proto_fast import entry_fields, trackable_object_fields
 
@@ -729,11 +730,14 @@ def _parse_block(block: bytes, what: str) -> list[tuple[bytes, bytes]]:
 
 def _read_table(path: str) -> list[tuple[bytes, bytes]]:
     """Reads every (key, value) of a TensorFlow table file, in key order."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise CheckpointNotFoundError(f"checkpoint index {path} does not exist") from None
+    if _storage.is_url(path):
+        data = _storage.read_bytes(path)  # its errors say why (absent, refused, no answer)
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise CheckpointNotFoundError(f"checkpoint index {path} does not exist") from None
     if len(data) < _FOOTER_SIZE:
         raise _BadIndex(
             f"the file is {len(data)} bytes, shorter than the {_FOOTER_SIZE}-byte table footer"
@@ -941,6 +945,8 @@ class BundleReader:
                 does not implement (a compressed block, a newer format).
         """
         self.prefix = os.fspath(prefix)
+        #: Whether the checkpoint is at a URL, read through ``tf.io.gfile``.
+        self.remote = _storage.is_url(self.prefix)
         self._object_graph: ObjectGraph | None = None
         self._index_path = index_path if index_path is not None else self.prefix + ".index"
         try:
@@ -1068,13 +1074,13 @@ class BundleReader:
             that holds at least one stored tensor and does not exist.
         """
         missing = []
-        if not os.path.exists(self._index_path):
+        if not _storage.exists(self._index_path):
             missing.append(self._index_path)
         shards = {e.shard_id for e in self.entries.values() if not e.slices}
         shards.update(e.shard_id for e in self._slice_entries.values())
         for shard in sorted(shards):
             path = self.data_path(shard)
-            if not os.path.exists(path):
+            if not _storage.exists(path):
                 missing.append(path)
         return missing
 
@@ -1107,7 +1113,7 @@ class BundleReader:
         for shard, (end, label) in sorted(ends.items()):
             path = self.data_path(shard)
             try:
-                actual = os.path.getsize(path)
+                actual = _storage.getsize(path)
             except OSError:
                 continue
             if actual < end:
@@ -1136,6 +1142,12 @@ class BundleReader:
             CheckpointNotFoundError: the shard does not exist (``label`` names the tensor).
         """
         path = self.data_path(shard_id)
+        if self.remote:
+            try:
+                f = _storage.RemoteFile(path)
+            except CheckpointNotFoundError as e:
+                raise CheckpointNotFoundError(f"{e} (needed for {label})") from None
+            return f, f.size
         try:
             f = open(path, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
         except FileNotFoundError:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedCheckpointError
+from . import storage as _storage
 from .reader import _DTYPE_NAMES, crc32c, mask_crc, numpy_dtype
 
 __all__ = ["BundleWriter", "dtype_enum"]
@@ -274,9 +275,9 @@ class BundleWriter:
         self.prefix = os.fspath(prefix)
         self.data_path = f"{self.prefix}.data-00000-of-00001"
         self.index_path = index_path if index_path is not None else f"{self.prefix}.index"
-        if os.path.exists(self.index_path):
+        if _storage.exists(self.index_path):
             raise FileExistsError(f"{self.index_path} already exists")
-        self._file: Any = open(self.data_path, "xb")  # noqa: SIM115 - closed in finish/abort
+        self._file: Any = _storage.open_exclusive(self.data_path)  # closed in finish/abort
         self._entries: dict[str, _Written] = {}
         self._size = 0
         self._done = False
@@ -350,7 +351,7 @@ class BundleWriter:
         if self._done:
             return
         self._file.flush()
-        os.fsync(self._file.fileno())
+        _storage.sync(self._file)
         self._file.close()
         items = [(b"", _header_proto(1))]
         for key in sorted(self._entries, key=lambda k: k.encode("utf-8")):
@@ -359,10 +360,10 @@ class BundleWriter:
                 (key.encode("utf-8"), _entry_proto(e.dtype, e.shape, e.offset, e.size, e.crc))
             )
         table = build_table(items)
-        with open(self.index_path, "xb") as f:
+        with _storage.open_exclusive(self.index_path) as f:
             f.write(table)
             f.flush()
-            os.fsync(f.fileno())
+            _storage.sync(f)
         self._done = True
 
     def abort(self) -> None:
@@ -373,7 +374,7 @@ class BundleWriter:
         self._file.close()
         for path in (self.data_path, self.index_path):
             try:
-                os.remove(path)
+                _storage.remove(path)
             except FileNotFoundError:
                 pass
 

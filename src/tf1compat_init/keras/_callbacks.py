@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..bundle import storage as _storage
 from ..errors import CheckpointNotFoundError
 from ..policy import RestorePolicy
 from ..reader import pretrained_path
@@ -148,8 +149,10 @@ def _holds_checkpoint(directory: str) -> bool:
     run's own state.
     """
     try:
-        names = os.listdir(directory)
+        names = _storage.listdir(directory)
     except OSError:  # absent, or not a directory
+        if _storage.is_url(directory) and _storage.exists(directory):
+            raise  # a remote store that fails: not a first run
         return False
     return any(_is_checkpoint_file(n) for n in names)
 
@@ -161,9 +164,10 @@ def _holds_backup(directory: str, depth: int = 2) -> bool:
     CheckpointManager directory in ``backup_dir/chief`` (and, on non-chief workers, a
     temporary one beside it), so the look goes deeper than :func:`_holds_checkpoint`.
     """
-    if not os.path.isdir(directory):
+    if not _storage.isdir(directory):
         return False
-    for root, dirs, files in os.walk(directory):
+    walk = tf.io.gfile.walk if _storage.is_url(directory) else os.walk
+    for root, dirs, files in walk(directory):
         if any(f in _KERAS3_BACKUP_FILES or _is_checkpoint_file(f) for f in files):
             return True
         if root[len(directory) :].count(os.sep) >= depth:
@@ -180,11 +184,11 @@ def _resume_dir_has_state(directory: str) -> bool:
     """
     if _holds_checkpoint(directory):
         return True
-    if not os.path.isdir(directory):
+    if not _storage.isdir(directory):
         return False
-    if any(os.path.isfile(os.path.join(directory, f)) for f in _KERAS3_BACKUP_FILES):
+    if any(_storage.isfile(_storage.join(directory, f)) for f in _KERAS3_BACKUP_FILES):
         return True
-    return _holds_checkpoint(os.path.join(directory, _LEGACY_BACKUP_SUBDIR))
+    return _holds_checkpoint(_storage.join(directory, _LEGACY_BACKUP_SUBDIR))
 
 
 def _is_chief(model: Any) -> bool:

@@ -30,16 +30,15 @@ import json
 import logging
 import os
 import re
-import shutil
 import socket
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..bundle import storage as _storage
 from ..errors import (
     AssignmentMapError,
     CheckpointCorruptError,
@@ -53,6 +52,7 @@ from ..reader import (
     CheckpointInfo,
     VariableInfo,
     checkpoint_from_reader,
+    is_directory,
     open_checkpoint,
 )
 from ._rename import _forward
@@ -420,7 +420,7 @@ def _check_destination(
     Before the lock is taken (``locked=False``), data shards without an index are not
     held against ``dst``: they may be an interrupted install that the lock holder removes.
     """
-    if os.path.isdir(dst):
+    if is_directory(dst):
         what = "a checkpoint prefix such as" if fmt in ("tf1", "tf2") else "a file path such as"
         example = {
             "tf1": "model.ckpt",
@@ -429,7 +429,7 @@ def _check_destination(
             "safetensors": "model.safetensors",
         }[fmt]
         raise IsADirectoryError(
-            f"destination {dst} is a directory; give {what} {os.path.join(dst, example)}"
+            f"destination {dst} is a directory; give {what} {_storage.join(dst, example)}"
         )
     if fmt in ("tf1", "tf2"):
         file_suffix = re.search(r"(\.index|\.data-\d{5}-of-\d{5})$", dst)
@@ -438,23 +438,23 @@ def _check_destination(
                 f"destination {dst} names a checkpoint file; give the prefix "
                 f"{dst[: file_suffix.start()]}"
             )
-        has_index = os.path.exists(dst + ".index")
+        has_index = _storage.exists(dst + ".index")
         existing = ([dst + ".index"] if has_index else []) + sorted(
             p
             for p in _glob_data(dst)
-            if os.path.exists(p) and (has_index or locked)  # a dangling name is not an output
+            if _storage.exists(p) and (has_index or locked)  # a dangling name is not an output
         )
-        same = os.path.realpath(dst) == os.path.realpath(source.prefix)
+        same = _storage.realpath(dst) == _storage.realpath(source.prefix)
     else:
         if fmt == "keras" and not dst.endswith(".weights.h5"):
             raise ValueError(
                 f"destination {dst} must end with .weights.h5 (Keras 3 saves weights only to "
                 f"such a name)"
             )
-        existing = [dst] if os.path.exists(dst) else []
+        existing = [dst] if _storage.exists(dst) else []
         same = False
-    src_files = {os.path.realpath(p) for p in [source.index_file, *source.data_files]}
-    if same or any(os.path.realpath(p) in src_files for p in existing):
+    src_files = {_storage.realpath(p) for p in [source.index_file, *source.data_files]}
+    if same or any(_storage.realpath(p) in src_files for p in existing):
         raise ValueError(
             f"destination {dst} is the source checkpoint; migrate never modifies its source, "
             f"so choose another destination"
@@ -469,7 +469,11 @@ def _check_destination(
 def _glob_data(prefix: str) -> list[str]:
     import glob
 
-    return glob.glob(glob.escape(prefix) + ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*")
+    pattern = ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*"
+    if _storage.is_url(prefix):
+        parent, base = _storage.split(prefix)
+        return _storage.glob(parent, glob.escape(base) + pattern)
+    return glob.glob(glob.escape(prefix) + pattern)
 
 
 class MigrationLockedError(Tf1CompatError, FileExistsError):
@@ -486,9 +490,13 @@ def _locked(dst: str) -> Iterator[bool]:
     Yields whether the lock was taken over from a dead migrate, whose leftovers
     (:func:`_remove_leftovers`) may then be removed.
     """
-    parent, base = os.path.split(os.path.abspath(dst))
-    lock = os.path.join(parent, f".{base}.tf1compat-lock")
+    parent, base = _storage.split(dst)
+    lock = _storage.join(parent, f".{base}.tf1compat-lock")
     me = f"{socket.gethostname()} {os.getpid()}\n"
+    if _storage.is_url(lock):
+        with _remote_lock(dst, lock, me) as took_over:
+            yield took_over
+        return
     took_over = False
     for attempt in range(2):
         try:
@@ -517,6 +525,40 @@ def _locked(dst: str) -> Iterator[bool]:
             os.remove(lock)
 
 
+@contextlib.contextmanager
+def _remote_lock(dst: str, lock: str, me: str) -> Iterator[bool]:
+    """The lock of :func:`_locked` on a remote store: advisory, best effort.
+
+    Object stores have no exclusive create, so the lock is written, then read back:
+    a migrate that finds another's lock, or loses the write race it can see, stops.
+    Two migrates starting within the same moment can still both proceed (each then
+    installs a complete, verified output; the last rename wins).
+    """
+    took_over = False
+    if _storage.exists(lock):
+        if not _stale(lock):
+            raise MigrationLockedError(
+                f"another migrate is writing {dst} (lock file {lock}); wait for it, or remove "
+                f"the lock file if no migrate is running"
+            )
+        with contextlib.suppress(FileNotFoundError):
+            _storage.remove(lock)
+        took_over = True
+    token = f"{me.strip()} {os.urandom(8).hex()}\n"
+    with _storage.RemoteWriter(lock) as f:
+        f.write(token.encode("utf-8"))
+    if _storage.read_text(lock) != token:
+        raise MigrationLockedError(
+            f"another migrate took the lock {lock} of {dst} at the same moment; wait for it"
+        )
+    try:
+        yield took_over
+    finally:
+        with contextlib.suppress(OSError):
+            if _storage.read_text(lock) == token:
+                _storage.remove(lock)
+
+
 def _remove_leftovers(dst: str, fmt: str, dead_owner: bool) -> None:
     """Removes what an interrupted migrate to ``dst`` left; call only under the lock.
 
@@ -526,23 +568,20 @@ def _remove_leftovers(dst: str, fmt: str, dead_owner: bool) -> None:
     """
     import glob
 
-    parent, base = os.path.split(os.path.abspath(dst))
-    for tmp in glob.glob(
-        os.path.join(glob.escape(parent), f".{glob.escape(base)}.tf1compat-tmp-*")
-    ):
+    parent, base = _storage.split(dst)
+    for tmp in _storage.glob(parent, f".{glob.escape(base)}.tf1compat-tmp-*"):
         logger.info("removing %s, left by an interrupted migrate", tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-    if dead_owner and fmt in ("tf1", "tf2") and not os.path.exists(dst + ".index"):
+        _storage.rmtree(tmp)
+    if dead_owner and fmt in ("tf1", "tf2") and not _storage.exists(dst + ".index"):
         for path in _glob_data(dst):
             logger.info("removing %s, left by an interrupted install", path)
-            os.remove(path)
+            _storage.remove(path)
 
 
 def _stale(lock: str) -> bool:
     """True for a lock left by a dead process of this host."""
     try:
-        with open(lock, encoding="utf-8") as f:
-            host, pid = f.read().split()
+        host, pid = _storage.read_text(lock).split()[:2]
         if host != socket.gethostname():
             return False
         os.kill(int(pid), 0)
@@ -670,7 +709,7 @@ def _write_safetensors(view: RenamedCheckpoint, path: str, progress: Progress | 
     header, offsets = _safetensors_header(view)
     total = sum(e - b for b, e in offsets.values())
     done = 0
-    with open(path, "xb") as f:
+    with _storage.open_exclusive(path) as f:
         f.write(len(header).to_bytes(8, "little"))
         f.write(header)
         for name in view.variables:
@@ -682,12 +721,12 @@ def _write_safetensors(view: RenamedCheckpoint, path: str, progress: Progress | 
             if progress:
                 progress(done, total, name)
         f.flush()
-        os.fsync(f.fileno())
+        _storage.sync(f)
     return total
 
 
 def _verify_safetensors(view: RenamedCheckpoint, path: str) -> None:
-    with open(path, "rb") as f:
+    with _storage.RemoteFile(path) if _storage.is_url(path) else open(path, "rb") as f:
         n = int.from_bytes(f.read(8), "little")
         header = json.loads(f.read(n))
         base = 8 + n
@@ -768,6 +807,15 @@ def _write_model(
             f"--format keras needs a Keras model, but the factory returned "
             f"{type(model).__name__}; use --format tf2"
         )
+    if fmt == "keras" and _storage.is_url(out_path):
+        from ..keras._names import keras_flavour
+
+        if keras_flavour(model) != "keras3":
+            raise ValueError(
+                f"--format keras to a URL needs Keras 3: {keras_flavour(model)} writes .h5 "
+                f"files only to local paths. Migrate to a local file and copy it, or use "
+                f"--format tf2"
+            )
     try:
         plan, targets = plan_for_root(model, view, None, policy=policy)
     except CheckpointMismatchError as e:
@@ -902,17 +950,17 @@ def _install(tmp_out: str, dst: str, fmt: str, existing: list[str]) -> list[str]
     """Moves the verified output into place; the index last, so no loader sees half of it."""
     if fmt in ("tf1", "tf2"):
         for old in sorted(existing, key=lambda p: not p.endswith(".index")):
-            os.remove(old)  # the old index first: a torn old+new checkpoint is never visible
+            _storage.remove(old)  # the old index first: a torn old+new checkpoint is never visible
         files = []
         data = sorted(_glob_data(tmp_out))
         for path in data:
             target = dst + path[len(tmp_out) :]
-            os.replace(path, target)
+            _storage.replace(path, target)
             files.append(target)
         pending = tmp_out + (_PENDING_INDEX if fmt == "tf1" else ".index")
-        os.replace(pending, dst + ".index")
+        _storage.replace(pending, dst + ".index")
         return [dst + ".index", *files]
-    os.replace(tmp_out, dst)
+    _storage.replace(tmp_out, dst)
     return [dst]
 
 
@@ -1008,14 +1056,14 @@ def migrate(
     )
     existing = _check_destination(dst, format, view.base, force, locked=False)
     _check_writable(view, format)
-    parent = os.path.dirname(os.path.abspath(dst))
-    os.makedirs(parent, exist_ok=True)
+    parent, base = _storage.split(dst)
+    _storage.makedirs(parent)
     with _locked(dst) as dead_owner:
         _remove_leftovers(dst, format, dead_owner)
         existing = _check_destination(dst, format, view.base, force)  # re-check, locked
-        tmp_dir = tempfile.mkdtemp(prefix=f".{os.path.basename(dst)}.tf1compat-tmp-", dir=parent)
+        tmp_dir = _storage.mkdtemp(f".{base}.tf1compat-tmp-", parent)
         try:
-            tmp_out = os.path.join(tmp_dir, os.path.basename(dst))
+            tmp_out = _storage.join(tmp_dir, base)
             report = None
             if format == "tf1":
                 nbytes = _write_tf1(view, tmp_out, progress)
@@ -1033,7 +1081,7 @@ def migrate(
                 nbytes = sum(view.nbytes(n) for n in report.loaded.values())
             files = _install(tmp_out, dst, format, existing)
         finally:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+            _storage.rmtree(tmp_dir)
     result = MigrateResult(
         source=view.prefix,
         destination=dst,

@@ -84,10 +84,10 @@ def verify_plan(plan: RestorePlan) -> None:
     Raises:
         CheckpointCorruptError: naming the tensor, before the graph changes.
     """
-    from ..bundle.fastread import FastReader
+    from ..bundle.remote import reader_for
 
     keys = list(dict.fromkeys(k for e in plan.entries for k in e.keys))
-    with FastReader(plan.checkpoint.bundle) as reader:
+    with reader_for(plan.checkpoint.bundle) as reader:
         fast = [k for k in keys if reader.dtype_of(k) is not None]
         reader.verify(fast)
     slow = set(keys) - set(fast)
