@@ -136,7 +136,6 @@ class _Assigner:
         self._tf_dtypes: dict[np.dtype, Any] = {}
         self._no_tf_buffers: set[np.dtype] = set()
         self.adopted = 0
-        self.copied = 0
         self.peak_read_ahead = 0  # bytes read but not yet assigned, at most
 
     def adopt(self, loaded: Any, dtype: Any) -> Any:
@@ -184,7 +183,6 @@ class _Assigner:
             else:
                 self.adopted += 1
                 return t
-        self.copied += 1
         if value.dtype.hasobject:
             return self.tf.constant(value, dtype=dtype)
         return self.tf.convert_to_tensor(value, dtype=dtype)

@@ -1205,16 +1205,15 @@ class BundleReader:
             )
 
     def _read_numeric(
-        self, entry: BundleEntry, label: str, dtype: np.dtype, out: np.ndarray | None, verify: bool
+        self, entry: BundleEntry, label: str, dtype: np.dtype, verify: bool
     ) -> np.ndarray:
-        """Reads a fixed-width tensor into ``out`` (allocated here if None)."""
+        """Reads a fixed-width tensor into a new array."""
         self._check_size(entry, label, dtype)
         f, path = self._open(entry, label)
         with f:
-            if out is None:
-                # Safe: size == numel * itemsize, and _open checked that the
-                # file really holds that many bytes.
-                out = np.empty(entry.shape, dtype=dtype)
+            # Safe: size == numel * itemsize, and _open checked that the
+            # file really holds that many bytes.
+            out = np.empty(entry.shape, dtype=dtype)
             buf = out.reshape(-1).view(np.uint8)
             mv = memoryview(buf)
             f.seek(entry.offset)
@@ -1341,9 +1340,7 @@ class BundleReader:
             )
         return boxes
 
-    def _read_sliced(
-        self, entry: BundleEntry, key: str, verify: bool, out: np.ndarray | None
-    ) -> np.ndarray:
+    def _read_sliced(self, entry: BundleEntry, key: str, verify: bool) -> np.ndarray:
         dtype = self._check_decodable(entry)
         boxes = self._check_slices_cover(entry, key)
         parts = [self._stored_entry(entry, key, ext) for ext in entry.slices]
@@ -1354,10 +1351,9 @@ class BundleReader:
             self._check_size(part, label, dtype)
             f, _ = self._open(part, label)
             f.close()
-        if out is None:
-            out = np.empty(entry.shape, dtype=dtype)
+        out = np.empty(entry.shape, dtype=dtype)
         for ext, part, box in zip(entry.slices, parts, boxes, strict=True):
-            value = self._read_entry(part, key, verify, None, _slice_label(key, ext))
+            value = self._read_entry(part, key, verify, _slice_label(key, ext))
             out[tuple(slice(r.start, r.stop) for r in box)] = value
         return out
 
@@ -1366,22 +1362,20 @@ class BundleReader:
         entry: BundleEntry,
         key: str,
         verify: bool,
-        out: np.ndarray | None,
         label: str | None = None,
     ) -> np.ndarray:
         if entry.slices:
-            return self._read_sliced(entry, key, verify, out)
+            return self._read_sliced(entry, key, verify)
         label = label or repr(key)
         dtype = self._check_decodable(entry)
         if dtype.kind == "O":
             values = self._read_strings(entry, label, verify)
-            if out is None:
-                out = np.empty(entry.shape, dtype=object)
+            out = np.empty(entry.shape, dtype=object)
             flat = out.reshape(-1)
             for i, v in enumerate(values):
                 flat[i] = v
             return out
-        return self._read_numeric(entry, label, dtype, out, verify)
+        return self._read_numeric(entry, label, dtype, verify)
 
     def read(self, key: str, *, verify: bool = True) -> np.ndarray:
         """Reads one tensor.
@@ -1401,36 +1395,7 @@ class BundleReader:
             CheckpointCorruptError: short data file, bad sizes or checksum.
             UnsupportedCheckpointError: a dtype this reader cannot decode.
         """
-        return self._read_entry(self._entry(key), key, verify, None)
-
-    def read_into(self, key: str, out: np.ndarray, *, verify: bool = True) -> None:
-        """Reads one tensor into a preallocated array.
-
-        Numeric tensors are read straight into ``out``'s memory.
-
-        Args:
-            key: a key of :attr:`entries`.
-            out: a writable C-contiguous array of exactly the tensor's shape
-                and of dtype :func:`numpy_dtype` ``(entry.dtype)``.
-            verify: check the stored CRC32C.
-
-        Raises:
-            ValueError: ``out`` has the wrong shape, dtype or layout.
-            KeyError, CheckpointNotFoundError, CheckpointCorruptError,
-            UnsupportedCheckpointError: as for :meth:`read`.
-        """
-        entry = self._entry(key)
-        dtype = self._check_decodable(entry)
-        if not isinstance(out, np.ndarray):
-            raise ValueError(f"out must be a numpy array, not {type(out).__name__}")
-        if out.shape != entry.shape or out.dtype != dtype:
-            raise ValueError(
-                f"out is {out.dtype}{list(out.shape)} but tensor {key!r} is"
-                f" {dtype}{list(entry.shape)}"
-            )
-        if not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError("out must be writable and C-contiguous")
-        self._read_entry(entry, key, verify, out)
+        return self._read_entry(self._entry(key), key, verify)
 
     def read_many(
         self, keys: Iterable[str], *, verify: bool = True, threads: int | None = None

@@ -149,11 +149,6 @@ def graph_variables(graph: Any, var_list: Iterable[Any] | None, extra: Iterable[
     return variables
 
 
-def targets_of(variables: Iterable[Any]) -> dict[str, TargetVariable]:
-    """Groups variables into targets (partitions under their full name)."""
-    return collect_targets(variables)
-
-
 # -- the batched restore -----------------------------------------------------------------
 
 
