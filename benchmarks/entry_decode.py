@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
+from tf1compat_init.bundle import entries as bundle_entries  # noqa: E402
 from tf1compat_init.bundle import proto_fast  # noqa: E402
-from tf1compat_init.bundle import reader as bundle_reader  # noqa: E402
 
 _INT32, _INT64, _FIXED32, _BOOL, _MESSAGE = 5, 3, 7, 8, 11
 _OPTIONAL, _REPEATED = 1, 3
@@ -70,7 +70,7 @@ def main() -> None:
         return (x.dtype, tuple(d.size for d in x.shape.dim), x.shard_id, x.offset, x.size, x.crc32c)
 
     def general(b: bytes) -> tuple:
-        e = bundle_reader._parse_entry_general(b)
+        e = bundle_entries._parse_entry_general(b)
         return (e.dtype, e.shape, e.shard_id, e.offset, e.size, e.crc32c)
 
     decoders = {

@@ -190,7 +190,7 @@ def make_case(spec: Spec, prefix: str, device: str) -> Case:
     import tensorflow as tf
 
     from tf1compat_init import open_checkpoint
-    from tf1compat_init.bundle.reader import unmask_crc
+    from tf1compat_init.bundle.crc import unmask_crc
 
     info = open_checkpoint(prefix)
     case = Case(spec, prefix, device, data_files=list(info.data_files))
@@ -211,7 +211,7 @@ def zero(variables: dict[str, Any]) -> None:
 
 def check_values(case: Case, values: dict[str, np.ndarray]) -> list[str]:
     """Keys whose bytes differ from what the checkpoint stored (by its CRC32C)."""
-    from tf1compat_init.bundle.reader import crc32c
+    from tf1compat_init.bundle.crc import crc32c
 
     return [k for k, v in values.items() if crc32c(np.ascontiguousarray(v)) != case.expected_crc[k]]
 

@@ -22,13 +22,13 @@ tf = pytest.importorskip("tensorflow")
 import tf1compat_init as tci  # noqa: E402
 from tf1compat_init.apply import _Assigner, apply_plan  # noqa: E402
 from tf1compat_init.bundle import fastread as _fastread  # noqa: E402
+from tf1compat_init.bundle.crc import crc32c  # noqa: E402
 from tf1compat_init.bundle.fastread import (  # noqa: E402
     FastReader,
     ReadRequest,
     aligned_empty,
     crc32c_combine,
 )
-from tf1compat_init.bundle.reader import crc32c  # noqa: E402
 from tf1compat_init.variables import Part, TargetVariable, collect_targets, target_specs  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes")

@@ -18,16 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tf1compat_init.bundle import reader as _bundle
+from tf1compat_init.bundle import crc as _crc
+from tf1compat_init.bundle import slice_keys as _slice_keys
+from tf1compat_init.bundle.crc import crc32c, mask_crc, unmask_crc
+from tf1compat_init.bundle.dtypes import numpy_dtype
 from tf1compat_init.bundle.proto import ProtoDecodeError, decode_varint, iter_fields
-from tf1compat_init.bundle.reader import (
-    BundleReader,
-    crc32c,
-    encode_tensor_name_slice,
-    mask_crc,
-    numpy_dtype,
-    unmask_crc,
-)
+from tf1compat_init.bundle.reader import BundleReader
+from tf1compat_init.bundle.slice_keys import encode_tensor_name_slice
 from tf1compat_init.errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -409,7 +406,7 @@ def test_python_fallback_crc_matches():
     for n in [0, 1, 7, 64, 1000, 4099]:
         data = rng.integers(0, 256, n, dtype=np.uint8)
         for seed in (0, 0x12345678):
-            assert _bundle._crc_python(seed, data) == crc32c(data, seed)
+            assert _crc._crc_python(seed, data) == crc32c(data, seed)
     google_crc32c = pytest.importorskip("google_crc32c")
     blob = rng.integers(0, 256, 1 << 20, dtype=np.uint8).tobytes()
     assert crc32c(blob) == google_crc32c.value(blob)
@@ -417,7 +414,7 @@ def test_python_fallback_crc_matches():
 
 
 def test_ordered_code_signed_numbers():
-    enc = _bundle._oc_signed_num_increasing
+    enc = _slice_keys._oc_signed_num_increasing
     # The two worked examples in TensorFlow's ordered_code.cc.
     assert enc(0x424242) == bytes.fromhex("f0424242")
     assert enc(-0x800) == bytes.fromhex("3800")
@@ -733,7 +730,7 @@ def test_read_and_read_many(tf, dtype_ckpt):
 
 def test_python_crc_fallback_reads_the_same(tf, dtype_ckpt, monkeypatch):
     prefix, expected, _, _ = dtype_ckpt
-    monkeypatch.setattr(_bundle, "_crc_backend", _bundle._crc_python)
+    monkeypatch.setattr(_crc, "_crc_backend", _crc._crc_python)
     reader = BundleReader(prefix)
     for key in ["float64", "strings/mixed", "strings/long", "int64"]:
         assert_same_value(reader.read(key), expected[key], key)

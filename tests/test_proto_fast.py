@@ -14,14 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_bundle import _f_fixed32, _f_len, _f_varint, entry_proto
 
-from tf1compat_init.bundle import reader as _bundle
+from tf1compat_init.bundle import entries as _entries
+from tf1compat_init.bundle import objects as _objects
+from tf1compat_init.bundle.objects import OBJECT_GRAPH_KEY
 from tf1compat_init.bundle.proto import ProtoDecodeError
 from tf1compat_init.bundle.proto_fast import entry_fields, trackable_object_fields
+from tf1compat_init.bundle.reader import BundleReader
+from tf1compat_init.bundle.table import _read_table
 
 
 def _general_entry(data: bytes):
     try:
-        raw = _bundle._parse_entry_general(data)
+        raw = _entries._parse_entry_general(data)
     except ProtoDecodeError:
         return "error"
     return (raw.dtype, raw.shape, raw.shard_id, raw.offset, raw.size, raw.crc32c, raw.slices)
@@ -38,7 +42,7 @@ def _check_entry(data: bytes) -> bool:
 
 def _general_object(data: bytes):
     try:
-        node = _bundle._parse_trackable_object_general(data)
+        node = _objects._parse_trackable_object_general(data)
     except ProtoDecodeError:
         return "error"
     return node
@@ -200,11 +204,11 @@ def test_real_checkpoints_take_the_fast_path(tmp_path):
     v = tf.Variable(tf.ones([3, 4]))
     opt_slot = tf.Variable(tf.zeros([2]))
     prefix = tf.train.Checkpoint(model=tf.Module(), v=v, w=opt_slot).write(str(tmp_path / "c"))
-    table = _bundle._read_table(prefix + ".index")
+    table = _read_table(prefix + ".index")
     for key, value in table[1:]:
         assert entry_fields(value) is not None, key
         assert _check_entry(value)
-    graph = _bundle.BundleReader(prefix).read(_bundle.OBJECT_GRAPH_KEY)[()]
+    graph = BundleReader(prefix).read(OBJECT_GRAPH_KEY)[()]
     from tf1compat_init.bundle.proto import iter_fields
 
     nodes = [value for field, _, value in iter_fields(graph) if field == 1]

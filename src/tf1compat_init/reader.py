@@ -279,7 +279,7 @@ class CheckpointInfo:
 def _needs_tf(info: VariableInfo | None) -> bool:
     if info is None:
         return False
-    from .bundle.reader import numpy_dtype
+    from .bundle.dtypes import numpy_dtype
 
     try:
         numpy_dtype(info.dtype)

@@ -102,7 +102,7 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _np_dtype(name: str) -> np.dtype:
-    from .bundle.reader import numpy_dtype
+    from .bundle.dtypes import numpy_dtype
 
     try:
         return numpy_dtype(name)

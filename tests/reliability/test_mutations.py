@@ -202,7 +202,7 @@ def test_both_outcomes_are_reachable(pristine, work, which, mutations, outcome):
 
 
 def _rebuild_index(path: str, ops) -> None:
-    from tf1compat_init.bundle.reader import _read_table
+    from tf1compat_init.bundle.table import _read_table
     from tf1compat_init.bundle.writer import build_table
 
     items = _read_table(path)
@@ -228,7 +228,7 @@ INDEX_OP = st.one_of(
 
 
 def check_consistent(pristine, work, ops, event=hypothesis.event):
-    from tf1compat_init.bundle.reader import numpy_dtype
+    from tf1compat_init.bundle.dtypes import numpy_dtype
 
     prefix = pristine[0]
     shutil.rmtree(work, ignore_errors=True)
@@ -299,7 +299,8 @@ def test_dtype_the_native_reader_leaves_to_tensorflow(pristine, tmp_path, enum, 
     import subprocess
     import sys
 
-    from tf1compat_init.bundle.reader import _parse_entry_general, _read_table
+    from tf1compat_init.bundle.entries import _parse_entry_general
+    from tf1compat_init.bundle.table import _read_table
     from tf1compat_init.bundle.writer import _entry_proto, build_table
 
     target = h.copy_checkpoint(pristine[0], tmp_path)

@@ -3,10 +3,15 @@
 The engine's door to it is :mod:`tf1compat_init.reader` (``open_checkpoint``); nothing here
 is public API. What each module holds:
 
-- :mod:`.reader`: the index (a LevelDB-style table of ``BundleEntryProto``), CRC32C,
-  dtypes, the object graph, and :class:`~.reader.BundleReader`, which reads tensors.
+- :mod:`.reader`: :class:`~.reader.BundleReader`, which opens an index and reads tensors.
+- :mod:`.table`: the LevelDB-style table of the ``.index`` file.
+- :mod:`.entries`: its records (``BundleHeaderProto``, ``BundleEntryProto``);
+  :mod:`.objects`: the object graph of a ``tf.train.Checkpoint``.
 - :mod:`.proto`: a general protobuf wire-format decoder; :mod:`.proto_fast`: inline
   decoders for the two messages a checkpoint holds thousands of.
+- :mod:`.crc`: CRC32C, with the ctypes loader of ``google-crc32c``'s C library.
+- :mod:`.dtypes`: TensorFlow's dtype enum and numpy dtypes; :mod:`.slice_keys`: the
+  OrderedCode keys of a partitioned tensor's slices.
 - :mod:`.fastread`: the bulk read path (memory-mapped shards, checksums in threads).
 - :mod:`.writer`: writes a bundle (``tf1compat-init migrate``, tests, benchmarks).
 - :mod:`.storage`: paths that are URLs (``gs://``, ``ram://``...), through ``tf.io.gfile``

@@ -48,7 +48,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import CheckpointCorruptError, UnsupportedCheckpointError
-from .reader import BundleEntry, BundleReader, crc32c, crc32c_at, unmask_crc
+from .crc import crc32c, crc32c_at, unmask_crc
+from .entries import BundleEntry
+from .reader import BundleReader
 
 __all__ = [
     "ALIGNMENT",

@@ -22,6 +22,7 @@ __all__ = [
     "WIRE_LEN",
     "WIRE_FIXED32",
     "decode_varint",
+    "expect_wire",
     "iter_fields",
     "to_int32",
     "to_int64",
@@ -144,3 +145,9 @@ def iter_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes
             pos += 8
         else:
             raise ProtoDecodeError(f"field {field}: unsupported wire type {wire}")
+
+
+def expect_wire(field: int, wire: int, expected: int) -> None:
+    """Raises :class:`ProtoDecodeError` unless field ``field`` has wire type ``expected``."""
+    if wire != expected:
+        raise ProtoDecodeError(f"field {field} has wire type {wire}, expected {expected}")

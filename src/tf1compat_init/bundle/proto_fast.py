@@ -1,8 +1,8 @@
 """Inline decoders for the two messages a checkpoint holds thousands of.
 
 An index has one ``BundleEntryProto`` per tensor, and an object-based checkpoint's
-graph one ``TrackableObject`` per variable. The general decoder in ``reader``
-walks fields through a generator and a function call per varint: about 15 µs per
+graph one ``TrackableObject`` per variable. The general decoders (in ``entries`` and ``objects``)
+walk fields through a generator and a function call per varint: about 15 µs per
 tensor, which for a model of thousands of small tensors costs more than reading
 their bytes. These decoders handle the layout TensorFlow writes, with the varints
 decoded in line, and return ``None`` for anything else (a field they do not know,

@@ -27,6 +27,8 @@ import numpy as np
 
 from ..errors import CheckpointCorruptError, UnsupportedCheckpointError
 from . import storage as _storage
+from .crc import crc32c, unmask_crc
+from .entries import BundleEntry
 from .fastread import (
     ALLOCATED_GROUP_BYTES,
     DEFAULT_WINDOW_BYTES,
@@ -41,7 +43,7 @@ from .fastread import (
     crc32c_combine,
     default_threads,
 )
-from .reader import BundleEntry, BundleReader, crc32c, unmask_crc
+from .reader import BundleReader
 
 __all__ = ["RemoteReader", "reader_for"]
 

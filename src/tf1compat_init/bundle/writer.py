@@ -25,7 +25,8 @@ import numpy as np
 
 from ..errors import UnsupportedCheckpointError
 from . import storage as _storage
-from .reader import _DTYPE_NAMES, crc32c, mask_crc, numpy_dtype
+from .crc import crc32c, mask_crc
+from .dtypes import _DTYPE_NAMES, numpy_dtype
 
 __all__ = ["BundleWriter", "dtype_enum"]
 

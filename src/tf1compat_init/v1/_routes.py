@@ -45,7 +45,7 @@ def add_reads(
 
 
 def _np_dtype(name: str) -> Any:
-    from ..bundle.reader import numpy_dtype
+    from ..bundle.dtypes import numpy_dtype
 
     return numpy_dtype(name) if name != "string" else tf.string
 
