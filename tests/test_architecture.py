@@ -39,6 +39,7 @@ ENGINE = {
     f"{NAME}.report",
     f"{NAME}.transforms",
     f"{NAME}.variables",
+    f"{NAME}.view",
     # the library's recipes: data on the transforms API, imported by its registry
     f"{NAME}.recipes",
     f"{NAME}.recipes._common",
@@ -49,7 +50,15 @@ ENGINE = {
 FRONT_ENDS = ("v1", "keras", "estimator", "checkpoint", "migrate", "cli", "__main__")
 
 #: Importing any of these must not import TensorFlow or a Keras.
-PURE = [NAME, f"{NAME}.mapping", f"{NAME}.plan", f"{NAME}.policy", f"{NAME}.cli", f"{NAME}.recipes"]
+PURE = [
+    NAME,
+    f"{NAME}.mapping",
+    f"{NAME}.plan",
+    f"{NAME}.policy",
+    f"{NAME}.view",
+    f"{NAME}.cli",
+    f"{NAME}.recipes",
+]
 
 
 def _modules() -> dict[str, pathlib.Path]:

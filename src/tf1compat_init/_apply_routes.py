@@ -38,17 +38,13 @@ class RoutedGroup(NamedTuple):
     jobs: list[tuple[_Job, int]]
 
 
-def routed_groups(
-    entries: list[Any], targets: Mapping[str, TargetVariable], renames: list[Mapping[str, str]]
-) -> list[RoutedGroup]:
+def routed_groups(entries: list[Any], targets: Mapping[str, TargetVariable]) -> list[RoutedGroup]:
     """The plan's transformed pairs, one group per computation."""
     groups: dict[Route, RoutedGroup] = {}
     for pair in entries:
         if pair.route is None:
             continue
         route = pair.route
-        for rename in renames:
-            route = route.rename(rename)
         try:
             target = targets[pair.target]
         except KeyError:

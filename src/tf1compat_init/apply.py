@@ -77,6 +77,7 @@ from .errors import PartialRestoreError, TargetError
 from .plan import RestorePlan, dtype_name
 from .report import RestoreReport, fmt_shape, shapes_compatible
 from .variables import TargetVariable, variable_shape
+from .view import NamedView
 
 __all__ = ["apply_plan"]
 
@@ -314,29 +315,23 @@ class _Assigner:
         return inner
 
 
-def _source(checkpoint: Any) -> tuple[Any, list[Mapping[str, str]]]:
-    """The checkpoint that holds the bytes, and the renames from the plan's keys to its keys.
+def _source(plan: RestorePlan) -> tuple[Any, list[Any]]:
+    """The checkpoint that holds the bytes, and the plan's pairs over its stored keys.
 
-    Front ends plan against views of a checkpoint (object paths, renamed keys). A view
-    that exposes ``raw_keys`` (its name -> the underlying key) and ``base`` (the
-    underlying checkpoint) is seen through, so its plan takes the fast path too.
+    Front ends plan against views of a checkpoint (object paths, saved names, a
+    migration's new names: :class:`~tf1compat_init.view.NamedView`). This is the one
+    place their names are mapped back to stored keys, so their plans take the fast path.
     """
-    renames: list[Mapping[str, str]] = []
-    while getattr(checkpoint, "bundle", None) is None:
-        raw = getattr(checkpoint, "raw_keys", None)
-        base = getattr(checkpoint, "base", None)
-        if raw is None or base is None or base is checkpoint:
-            break
-        renames.append(raw)
-        checkpoint = base
-    return checkpoint, renames
+    checkpoint, entries = plan.checkpoint, plan.entries
+    while isinstance(checkpoint, NamedView):
+        entries = checkpoint.lower(entries)
+        checkpoint = checkpoint.base
+    return checkpoint, entries
 
 
-def _jobs(
-    plan: RestorePlan, targets: Mapping[str, TargetVariable], renames: list[Mapping[str, str]]
-) -> list[_Job]:
+def _jobs(entries: list[Any], targets: Mapping[str, TargetVariable]) -> list[_Job]:
     jobs = []
-    for pair in plan.entries:
+    for pair in entries:
         if pair.route is not None:
             continue  # transformed: see _apply_routes
         try:
@@ -346,11 +341,8 @@ def _jobs(
                 f"the plan loads target {pair.target!r} but no variable of that name was passed"
                 f" to apply_plan; pass the targets the plan was made for"
             ) from None
-        key = pair.checkpoint_key
-        for rename in renames:
-            key = rename[key]
         for part in target.parts:
-            jobs.append(_Job(key, pair.target, part, _part_slices(target, part)))
+            jobs.append(_Job(pair.checkpoint_key, pair.target, part, _part_slices(target, part)))
     return jobs
 
 
@@ -442,13 +434,13 @@ def apply_plan(
     if window_bytes is None:
         window_bytes = _fastread.DEFAULT_WINDOW_BYTES
     start = time.perf_counter()
-    checkpoint, renames = _source(plan.checkpoint)
-    jobs = _jobs(plan, targets, renames)
+    checkpoint, entries = _source(plan)
+    jobs = _jobs(entries, targets)
     groups: list[Any] = []
-    if any(p.route is not None for p in plan.entries):
+    if any(p.route is not None for p in entries):
         from . import _apply_routes as routes
 
-        groups = routes.routed_groups(plan.entries, targets, renames)
+        groups = routes.routed_groups(entries, targets)
     if jobs or groups:
         tf = _tf()
         if not tf.executing_eagerly():

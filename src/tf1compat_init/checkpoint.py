@@ -27,7 +27,6 @@ TensorFlow is imported when these functions are called, not when this module is 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -37,9 +36,10 @@ from .errors import TargetError
 from .mapping import AssignmentMap
 from .plan import plan_restore
 from .policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
-from .reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
+from .reader import CheckpointInfo, open_checkpoint
 from .report import RestoreReport
 from .transforms import recipe_map
+from .view import NamedView, object_paths
 
 __all__ = [
     "InitResult",
@@ -55,77 +55,16 @@ logger = logging.getLogger(__name__)
 # -- the checkpoint side: object-based checkpoints by object path ---------------------------
 
 
-class ObjectPathCheckpoint:
+def ObjectPathCheckpoint(info: CheckpointInfo) -> NamedView:  # noqa: N802 - the old class name
     """An object-based checkpoint seen by readable object path instead of raw key.
 
     ``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`` is listed as ``model/dense/kernel``;
-    a key with no object path (or two keys sharing one) keeps its raw key. The object is a
-    drop-in checkpoint for :func:`~tf1compat_init.plan_restore` and
-    :func:`~tf1compat_init.apply.apply_plan`.
-
-    Attributes:
-        prefix, format, data_files: as for :class:`~tf1compat_init.CheckpointInfo`.
-        variables: object path -> :class:`~tf1compat_init.VariableInfo`.
-        keys: object path -> raw checkpoint key.
+    a key with no object path (or two keys sharing one) keeps its raw key. The
+    :class:`~tf1compat_init.view.NamedView` it returns is a drop-in checkpoint for
+    :func:`~tf1compat_init.plan_restore` and :func:`~tf1compat_init.apply.apply_plan`
+    (``keys``: object path -> raw checkpoint key).
     """
-
-    def __init__(self, info: CheckpointInfo) -> None:
-        self.info = info
-        self.prefix = info.prefix
-        self.format = info.format
-        self.data_files = info.data_files
-        self.keys = _readable_names(info)
-        self.variables: dict[str, VariableInfo] = {
-            name: info.variables[key] for name, key in self.keys.items()
-        }
-
-    @property
-    def raw_keys(self) -> dict[str, str]:
-        """object path -> raw checkpoint key (what :func:`lower_plan` uses)."""
-        return self.keys
-
-    @property
-    def base(self) -> CheckpointInfo:
-        return self.info
-
-    def read(self, names: Any = None, *, verify: bool = True) -> dict[str, Any]:
-        """Reads values by object path (all when ``names`` is None)."""
-        names = list(self.variables) if names is None else list(names)
-        unknown = [n for n in names if n not in self.keys]
-        if unknown:
-            raise KeyError(f"{unknown[0]!r} is not an object path of checkpoint {self.prefix}")
-        values = self.info.read([self.keys[n] for n in names], verify=verify)
-        return {n: values[self.keys[n]] for n in names}
-
-
-def _readable_names(info: CheckpointInfo) -> dict[str, str]:
-    """Readable name -> raw key: object paths where they are unique, raw keys otherwise."""
-    by_path: dict[str, list[str]] = {}
-    for key in info.variables:
-        if key in INTERNAL_KEYS:
-            continue
-        by_path.setdefault(info.object_paths.get(key, key), []).append(key)
-    out: dict[str, str] = {}
-    for path, keys in by_path.items():
-        if len(keys) == 1:
-            out[path] = keys[0]
-        else:  # several attributes of one object: their raw keys tell them apart
-            out.update({k: k for k in keys})
-    return out
-
-
-def lower_plan(plan: Any) -> Any:
-    """The same plan against the raw checkpoint, for the engine's fast apply path.
-
-    A plan made against a view (object paths, renamed keys) names view keys; the fast
-    path reads raw keys from the bundle. The report keeps the view's readable names.
-    """
-    raw_keys = getattr(plan.checkpoint, "raw_keys", None)
-    if raw_keys is None:
-        return plan
-    routes = getattr(plan.checkpoint, "routes", None)  # a migrate view's transformed names
-    entries = [p.renamed(raw_keys, routes) for p in plan.entries]
-    return dataclasses.replace(plan, checkpoint=plan.checkpoint.base, entries=entries)
+    return object_paths(info)
 
 
 def as_named_checkpoint(checkpoint: Any) -> Any:
@@ -134,12 +73,12 @@ def as_named_checkpoint(checkpoint: Any) -> Any:
     Name-based checkpoints are returned as they are; object-based ones as an
     :class:`ObjectPathCheckpoint`.
     """
-    if isinstance(checkpoint, ObjectPathCheckpoint) or (
+    if isinstance(checkpoint, NamedView) or (
         hasattr(checkpoint, "variables") and not isinstance(checkpoint, CheckpointInfo)
     ):
         return checkpoint
     info = checkpoint if isinstance(checkpoint, CheckpointInfo) else open_checkpoint(checkpoint)
-    return ObjectPathCheckpoint(info) if info.format == "object-based" else info
+    return object_paths(info) if info.format == "object-based" else info
 
 
 # -- the target side: variables named by object path ----------------------------------------
@@ -381,7 +320,7 @@ def restore(
         plan, targets = plan_for_root(
             root, ckpt_dir_or_file, assignment_map, recipe=recipe, policy=policy
         )
-    return apply_plan(lower_plan(plan), targets)
+    return apply_plan(plan, targets)
 
 
 # -- restore_or_initialize -----------------------------------------------------------------

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._gc import gc_paused
 from .errors import AssignmentMapError, CheckpointMismatchError
@@ -27,6 +27,9 @@ from .policy import (
     resolve_policy,
 )
 from .report import Mismatch, RestoreReport, fmt_shape, shapes_compatible
+
+if TYPE_CHECKING:  # the planner reads any checkpoint view; importing it would load the reader
+    from .view import CheckpointView
 
 __all__ = [
     "DEFAULT_OPTIONAL",
@@ -124,7 +127,8 @@ class RestorePlan:
     """A checked plan: what loads from where. Apply it with a front end.
 
     Attributes:
-        checkpoint: the :class:`~tf1compat_init.CheckpointInfo` it reads.
+        checkpoint: what it reads: a :class:`~tf1compat_init.CheckpointInfo`, or a view
+            of one under other names (:class:`~tf1compat_init.view.CheckpointView`).
         entries: the pairs that will load, ``(checkpoint_key, target, rule)``, by target.
         report: what the plan found (``report.applied`` is ``False`` until applied).
         assignment_map: the parsed map.
@@ -132,7 +136,7 @@ class RestorePlan:
             the plan follows its ``staging``.
     """
 
-    checkpoint: Any
+    checkpoint: CheckpointView
     entries: list[Pair]
     report: RestoreReport
     assignment_map: AssignmentMap

@@ -155,18 +155,16 @@ def _json(data: Any, out: TextIO) -> None:
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     from .. import open_checkpoint
-    from ..checkpoint import ObjectPathCheckpoint
+    from ..view import object_paths, value_nbytes
 
     info = open_checkpoint(args.path)
     entries = getattr(info.bundle, "entries", {})
-    named = ObjectPathCheckpoint(info).keys if info.format == "object-based" else None
+    named = object_paths(info).keys if info.format == "object-based" else None
     rows = []
     for key in sorted(info.variables):
         v = info.variables[key]
         e = entries.get(key)
-        from ..migrate import _nbytes
-
-        size = int(e.size) if (v.dtype == "string" and e is not None) else _nbytes(v)
+        size = int(e.size) if (v.dtype == "string" and e is not None) else value_nbytes(v)
         rows.append({"key": key, "shape": list(v.shape), "dtype": v.dtype, "bytes": size})
     if named is not None:
         path_of = {k: n for n, k in named.items()}

@@ -21,7 +21,6 @@ from ..report import RestoreReport
 from ..transforms import get_recipe, recipe_map
 from ..variables import target_specs
 from ._names import (
-    SavedNames,
     checkpoint_view,
     derive_auto_map,
     model_targets,
@@ -96,8 +95,6 @@ def plan_checkpoint(
     if auto is not None:
         plan.report.applied_map = {"/": "/"} if auto.rules is None else auto.rules
         _check_auto_coverage(plan, auto.unpaired, checkpoint.variables, policy)
-    if isinstance(checkpoint, SavedNames):
-        plan = checkpoint.to_keys(plan)
     return plan, targets
 
 

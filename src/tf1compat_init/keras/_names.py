@@ -17,20 +17,19 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AssignmentMapError, Tf1CompatError
 from ..mapping import ROOT, AssignmentMap
-from ..plan import RestorePlan, dtype_name
-from ..reader import CheckpointInfo, VariableInfo
+from ..plan import dtype_name
+from ..reader import CheckpointInfo
 from ..variables import Part, TargetVariable
+from ..view import saved_names
 
 __all__ = [
     "KerasModelError",
-    "SavedNames",
     "derive_auto_map",
     "keras_flavour",
     "model_targets",
@@ -213,73 +212,9 @@ def name_resolver(names: Mapping[str, Any]) -> Any:
 # -- object-based checkpoints: the saved names ---------------------------------------------
 
 
-@dataclass
-class SavedNames:
-    """An object-based checkpoint seen through the names its variables were saved under.
-
-    ``tf.train.Checkpoint`` keys (``model/layer_with_weights-0/kernel/.ATTRIBUTES/
-    VARIABLE_VALUE``) depend on the model's Python attributes and on the Keras version;
-    the ``full_name`` the object graph records for each variable is the TF1-style name
-    (``dense/kernel``, or ``sequential/dense/kernel`` from Keras 3). Plans use that name.
-    Where it is empty or shared by several keys (Keras 3 subclassed models can save two
-    ``mlp/kernel``), the readable object path (``model/d/_kernel``) stands in.
-
-    Duck-types :class:`~tf1compat_init.CheckpointInfo` for ``plan_restore``
-    (``prefix``, ``format``, ``variables``); :meth:`to_keys` turns the plan back to
-    checkpoint keys for ``apply_plan``.
-    """
-
-    info: CheckpointInfo
-    variables: dict[str, VariableInfo]
-    keys: dict[str, str]  # saved name -> checkpoint key
-
-    @classmethod
-    def of(cls, info: CheckpointInfo) -> SavedNames:
-        graph = info.bundle.object_graph() if info.bundle is not None else None
-        full = graph.full_names() if graph is not None else {}
-        saved = {k: _TF_SUFFIX.sub("", full.get(k, "")) for k in info.variables}
-        counts = Counter(n for n in saved.values() if n)
-        keys: dict[str, str] = {}
-        for key in info.variables:
-            name = saved[key] if saved[key] and counts[saved[key]] == 1 else ""
-            if not name or name in keys:
-                name = info.object_paths.get(key, key)
-            if name in keys:
-                name = key
-            keys[name] = key
-        shared = sorted(n for n, c in counts.items() if c > 1)
-        if shared:
-            logger.info(
-                "%s: %d saved names are shared by several variables (%s); those variables are "
-                "named by their object paths instead",
-                info.prefix,
-                len(shared),
-                ", ".join(shared[:3]),
-            )
-        variables = {name: info.variables[key] for name, key in keys.items()}
-        return cls(info, variables, keys)
-
-    @property
-    def prefix(self) -> str:
-        return self.info.prefix
-
-    @property
-    def format(self) -> str:
-        return self.info.format
-
-    def to_keys(self, plan: RestorePlan) -> RestorePlan:
-        """The same plan against the checkpoint itself: entries by checkpoint key.
-
-        The report keeps the saved names; ``apply_plan`` then reads the real keys (and
-        takes its fast path through the bundle reader).
-        """
-        entries = [p.renamed(self.keys) for p in plan.entries]
-        return RestorePlan(self.info, entries, plan.report, plan.assignment_map, plan.policy)
-
-
 def checkpoint_view(info: CheckpointInfo) -> Any:
     """What a Keras plan runs against: the saved names for object-based checkpoints."""
-    return SavedNames.of(info) if info.format == "object-based" else info
+    return saved_names(info) if info.format == "object-based" else info
 
 
 # -- assignment_map="auto" -------------------------------------------------------------------

@@ -55,6 +55,8 @@ from ..reader import (
     is_directory,
     open_checkpoint,
 )
+from ..view import NamedView, object_paths
+from ..view import renamed as renamed_view
 from ._rename import _forward
 
 __all__ = [
@@ -86,107 +88,15 @@ Progress = Callable[[int, int, str], None]
 
 # -- the renamed view of a source checkpoint -------------------------------------------------
 
-
-@dataclass
-class RenamedCheckpoint:
-    """A source checkpoint seen under its new names; nothing is copied.
-
-    It is a checkpoint for :func:`~tf1compat_init.plan_restore` and
-    :func:`~tf1compat_init.apply.apply_plan` (``prefix``, ``format``, ``variables``,
-    ``read``).
-
-    Attributes:
-        base: the opened source.
-        variables: new name -> :class:`~tf1compat_init.VariableInfo`, sorted by name.
-        sources: new name -> the source's raw checkpoint key.
-        source_names: new name -> the source's name (object path for object-based).
-        excluded: source name -> why it was left out (an exclude pattern, optimizer state).
-    """
-
-    base: CheckpointInfo
-    variables: dict[str, VariableInfo]
-    sources: dict[str, str]
-    source_names: dict[str, str]
-    excluded: dict[str, str] = field(default_factory=dict)
-    #: new name -> its :class:`~tf1compat_init.transforms.Route` over raw source keys, for
-    #: names a rule with transforms makes (their value is computed when read).
-    routes: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def prefix(self) -> str:
-        return self.base.prefix
-
-    @property
-    def format(self) -> str:
-        return self.base.format
-
-    @property
-    def data_files(self) -> list[str]:
-        return self.base.data_files
-
-    @property
-    def renamed(self) -> dict[str, str]:
-        """source name -> new name, for the names that changed."""
-        return {self.source_names[n]: n for n in self.variables if self.source_names[n] != n}
-
-    @property
-    def raw_keys(self) -> dict[str, str]:
-        """new name -> raw source key (what :func:`~tf1compat_init.checkpoint.lower_plan`
-        uses)."""
-        return self.sources
-
-    def nbytes(self, name: str) -> int:
-        """The size of one tensor's value (the stored size for strings)."""
-        info = self.variables[name]
-        if name in self.routes:
-            return _nbytes(info)
-        entry = getattr(self.base.bundle, "entries", {}).get(self.sources[name])
-        if info.dtype == "string" and entry is not None:
-            return int(entry.size)
-        return _nbytes(info)
-
-    def read(self, names: Any = None, *, verify: bool = True) -> dict[str, Any]:
-        """Reads values by new name (all when ``names`` is None), checksums verified."""
-        names = list(self.variables) if names is None else list(names)
-        unknown = [n for n in names if n not in self.sources]
-        if unknown:
-            raise KeyError(f"{unknown[0]!r} is not a name of the renamed checkpoint")
-        routed = [n for n in names if n in self.routes]
-        keys = [self.sources[n] for n in names if n not in self.routes]
-        values = self.base.read(keys, verify=verify) if keys else {}
-        out = {n: values[self.sources[n]] for n in names if n not in self.routes}
-        for name in routed:  # one route at a time: its sources and outputs, then freed
-            route = self.routes[name]
-            arrays = self.base.read(list(dict.fromkeys(route.keys)), verify=verify)
-            shapes = [
-                self.variables[t].shape if t in self.variables else None for t in route.targets
-            ]
-            outs = route.run([np.asarray(arrays[k]) for k in route.keys], shapes)
-            out[name] = outs[route.index]
-            del arrays, outs
-        return {n: out[n] for n in names}
-
-    def read_one(self, name: str) -> Any:
-        return self.read([name])[name]
-
-
-def _nbytes(info: VariableInfo) -> int:
-    from ..bundle.reader import numpy_dtype
-
-    n = 1
-    for d in info.shape:
-        n *= d
-    try:
-        return n * numpy_dtype(info.dtype).itemsize
-    except Tf1CompatError:
-        return 0
+#: A source checkpoint seen under its new names (a :class:`~tf1compat_init.view.NamedView`;
+#: ``sources`` and ``keys``: new name -> the source's raw key; ``source_names``: new name ->
+#: the source's name; ``excluded``, ``routes``, ``renamed``, ``nbytes``, ``read``).
+RenamedCheckpoint = renamed_view
 
 
 def _source_names(info: CheckpointInfo) -> dict[str, str]:
     if info.format == "object-based":
-        from ..checkpoint import ObjectPathCheckpoint
-
-        return dict(ObjectPathCheckpoint(info).keys)
+        return dict(object_paths(info).keys)
     return {k: k for k in info.variables if k not in INTERNAL_KEYS}
 
 
@@ -219,7 +129,7 @@ def rename_checkpoint(
     exclude: Any = (),
     drop_optimizer: bool = False,
     target_shapes: dict[str, Any] | None = None,
-) -> RenamedCheckpoint:
+) -> NamedView:
     """Opens ``checkpoint`` and renames its keys forward, checking the rules.
 
     Args:
@@ -323,7 +233,7 @@ def rename_checkpoint(
         raise AssignmentMapError(
             f"nothing is left to migrate from {info.prefix}: all {len(names)} keys were excluded"
         )
-    return RenamedCheckpoint(
+    return renamed_view(
         base=info,
         variables=variables,
         sources={n: sources[n] for n in variables},
@@ -629,7 +539,7 @@ def _equal(a: Any, b: Any) -> bool:
     return memoryview(_raw_bytes(a)) == memoryview(_raw_bytes(b))  # memcmp, no temporaries
 
 
-def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
+def _check_writable(view: NamedView, fmt: str) -> None:
     if fmt == "safetensors":
         bad = [
             (n, i.dtype) for n, i in view.variables.items() if i.dtype not in _SAFETENSORS_DTYPES
@@ -656,7 +566,7 @@ def _check_writable(view: RenamedCheckpoint, fmt: str) -> None:
 _PENDING_INDEX = ".index-pending"
 
 
-def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) -> int:
+def _write_tf1(view: NamedView, prefix: str, progress: Progress | None) -> int:
     from ..bundle.writer import BundleWriter
 
     total = sum(view.nbytes(n) for n in view.variables)
@@ -670,7 +580,7 @@ def _write_tf1(view: RenamedCheckpoint, prefix: str, progress: Progress | None) 
         return writer.bytes_written
 
 
-def _verify_tf1(view: RenamedCheckpoint, prefix: str) -> None:
+def _verify_tf1(view: NamedView, prefix: str) -> None:
     from ..bundle.reader import BundleReader
 
     out = checkpoint_from_reader(BundleReader(prefix, index_path=prefix + _PENDING_INDEX))
@@ -685,7 +595,7 @@ def _verify_tf1(view: RenamedCheckpoint, prefix: str) -> None:
             raise CheckpointCorruptError(f"{name!r} reads back different from the source")
 
 
-def _safetensors_header(view: RenamedCheckpoint) -> tuple[bytes, dict[str, tuple[int, int]]]:
+def _safetensors_header(view: NamedView) -> tuple[bytes, dict[str, tuple[int, int]]]:
     offsets = {}
     header: dict[str, Any] = {
         "__metadata__": {"format": "np", "source": os.path.basename(view.prefix)}
@@ -705,7 +615,7 @@ def _safetensors_header(view: RenamedCheckpoint) -> tuple[bytes, dict[str, tuple
     return raw, offsets
 
 
-def _write_safetensors(view: RenamedCheckpoint, path: str, progress: Progress | None) -> int:
+def _write_safetensors(view: NamedView, path: str, progress: Progress | None) -> int:
     header, offsets = _safetensors_header(view)
     total = sum(e - b for b, e in offsets.values())
     done = 0
@@ -725,7 +635,7 @@ def _write_safetensors(view: RenamedCheckpoint, path: str, progress: Progress | 
     return total
 
 
-def _verify_safetensors(view: RenamedCheckpoint, path: str) -> None:
+def _verify_safetensors(view: NamedView, path: str) -> None:
     with _storage.RemoteFile(path) if _storage.is_url(path) else open(path, "rb") as f:
         n = int.from_bytes(f.read(8), "little")
         header = json.loads(f.read(n))
@@ -790,7 +700,7 @@ def _model_values(targets: dict[str, Any], names: Sequence[str]) -> dict[str, np
 
 
 def _write_model(
-    view: RenamedCheckpoint,
+    view: NamedView,
     factory: Callable[[], Any],
     fmt: str,
     out_path: str,
@@ -799,7 +709,7 @@ def _write_model(
     built: Any = None,
 ) -> Any:
     from ..apply import apply_plan
-    from ..checkpoint import lower_plan, plan_for_root
+    from ..checkpoint import plan_for_root
 
     model = _build_model(factory) if built is None else built
     if fmt == "keras" and not hasattr(model, "save_weights"):
@@ -833,7 +743,7 @@ def _write_model(
     if progress:
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")
-    report = apply_plan(lower_plan(plan), targets)
+    report = apply_plan(plan, targets)
     if progress:
         progress(total, total, "")
     import tensorflow as tf
@@ -850,7 +760,7 @@ def _write_model(
 
 
 def _verify_model(
-    view: RenamedCheckpoint,
+    view: NamedView,
     factory: Callable[[], Any],
     fmt: str,
     out_path: str,
