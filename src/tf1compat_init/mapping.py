@@ -422,6 +422,37 @@ class AssignmentMap:
                 chosen[pair.target] = pair
         return [chosen[t] for t in sorted(chosen)]
 
+    def rename(
+        self, checkpoint_keys: Sequence[str]
+    ) -> list[tuple[Rule, tuple[str, ...], tuple[str, ...]]]:
+        """The checkpoint-side reading of the rules: each key's new name, as migrate renames.
+
+        Where :meth:`resolve` pairs checkpoint keys with targets that exist, this makes the
+        new names from the keys alone, with the same rule semantics (scopes, one-to-one
+        keys, regex templates, callables, rules with transforms). Exclude patterns and a
+        recipe's drops are left to the caller, which reports them.
+
+        Args:
+            checkpoint_keys: every (readable) name of the checkpoint, sorted.
+
+        Returns:
+            ``(rule, source names, new names)`` for each application of each rule, in rule
+            order; a rule without transforms renames one source to one new name.
+
+        Raises:
+            AssignmentMapError: a rule is malformed for renaming (a variable object as a
+                target, a scope renamed to a name), or matches nothing.
+        """
+        names = list(checkpoint_keys)
+        name_set = set(names)
+        out: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]] = []
+        for rule in self._rules:
+            if rule.to is not None:
+                out += _rename_routed(rule, names, name_set)
+            else:
+                out += [(rule, (src,), (new,)) for src, new in _rename_rule(rule, names, name_set)]
+        return out
+
     def _resolve_rule(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
         if rule.to is None:
             return self._resolve_plain(rule, ckpt, tgt)
@@ -642,3 +673,127 @@ def _join(scope: str, name: str) -> str:
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
     close = nearest(name, candidates)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+# -- renaming forward (AssignmentMap.rename): the checkpoint side alone ------------------------
+
+
+def _rename_routed(
+    rule: Rule, names: list[str], name_set: set[str]
+) -> list[tuple[Rule, tuple[str, ...], tuple[str, ...]]]:
+    """``(rule, source names, new names)`` for each application of a rule with transforms."""
+    to = rule.to
+    if rule.kind == "routed":
+        for key in rule.keys:
+            if key not in name_set:
+                raise AssignmentMapError(
+                    f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
+                    + _did_you_mean(key, names)
+                )
+        return [(rule, rule.keys, to.targets)]
+    if rule.kind == "regex":
+        out = []
+        for n in names:
+            m = rule.key.fullmatch(n)
+            if m is None:
+                continue
+            try:
+                news = tuple(m.expand(t) for t in to.targets)
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            out.append((rule, (n,), news))
+        if not out:
+            raise AssignmentMapError(
+                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
+                + _did_you_mean(rule.key.pattern, names)
+            )
+        return out
+    plain = Rule(rule.kind, rule.key, rule.target, rule.text)
+    return [(rule, (src,), (new,)) for src, new in _rename_rule(plain, names, name_set)]
+
+
+def _rename_rule(rule: Rule, names: list[str], name_set: set[str]) -> list[tuple[str, str]]:
+    """The ``(source name, new name)`` pairs one rule produces; raises if it matches nothing."""
+    if rule.kind == "identity":
+        return [(n, n) for n in names]
+    if rule.kind == "one_to_one":
+        raise AssignmentMapError(
+            f"rule {rule.text}: a migration renames keys to names; variable objects have no "
+            f"meaning here"
+        )
+    if rule.kind == "callable":
+        out = []
+        for n in names:
+            new = rule.key(n)
+            if new is None:
+                continue
+            if not isinstance(new, str) or not new:
+                raise AssignmentMapError(
+                    f"{rule.text} returned {new!r} for key {n!r}; it must return a non-empty "
+                    f"name or None"
+                )
+            out.append((n, new))
+        return out
+    if rule.kind == "regex":
+        out = []
+        for n in names:
+            m = rule.key.fullmatch(n)
+            if m is None:
+                continue
+            try:
+                new = m.expand(rule.target or "")
+            except (re.error, IndexError) as e:
+                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+            if not new:
+                raise AssignmentMapError(f"rule {rule.text} renames {n!r} to the empty string")
+            out.append((n, new))
+        if not out:
+            raise AssignmentMapError(
+                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
+                + _did_you_mean(rule.key.pattern, names)
+            )
+        return out
+    key, target = rule.key, rule.target or ""
+    if key == ROOT or key.endswith("/"):
+        if target == "":
+            raise AssignmentMapError(
+                f"rule {rule.text}: the new name is the empty string; use '/' for the root, "
+                f"e.g. {{{key!r}: '/'}}"
+            )
+        if target != ROOT and not target.endswith("/"):
+            raise AssignmentMapError(
+                f"rule {rule.text}: {key!r} is a scope, so the new name must be a scope too "
+                f"(ending with '/'); did you mean {{{key!r}: {target + '/'!r}}}?"
+            )
+        new_prefix = "" if target == ROOT else target
+        if key == ROOT:
+            return [(n, new_prefix + n) for n in names]
+        under = [n for n in names if n.startswith(key)]
+        if not under:
+            hint = (
+                f"the map looks reversed: the grammar is {{checkpoint_scope: new_scope}}; did "
+                f"you mean {{{target!r}: {key!r}}}?"
+                if target != ROOT and any(n.startswith(target) for n in names)
+                else f"checkpoint keys are under {_scopes_of(names)}"
+            )
+            raise AssignmentMapError(
+                f"rule {rule.text} matches nothing: the checkpoint has no key under {key!r}; "
+                + hint
+            )
+        return [(n, new_prefix + n[len(key) :]) for n in under]
+    if key not in name_set:
+        raise AssignmentMapError(
+            f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
+            + (
+                f"; for the scope, write {{{key + '/'!r}: ...}}"
+                if any(n.startswith(key + "/") for n in names)
+                else _did_you_mean(key, names)
+            )
+        )
+    if target in ("", ROOT) or target.endswith("/"):
+        leaf = key.rsplit("/", 1)[-1]
+        raise AssignmentMapError(
+            f"rule {rule.text}: {key!r} is one key, so the new name must be one name; did you "
+            f"mean {{{key!r}: {(target.strip('/') + '/' if target.strip('/') else '') + leaf!r}}}?"
+        )
+    return [(key, target)]

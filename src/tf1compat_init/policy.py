@@ -35,14 +35,25 @@ __all__ = [
     "resolve_policy",
 ]
 
+#: The names ``tf.compat.v1.train`` optimizers give their state (``re.search``): Adam's
+#: beta powers and every optimizer's slots. The one list behind :data:`DEFAULT_OPTIONAL`
+#: and migrate's ``drop_optimizer`` (:data:`tf1compat_init.migrate.OPTIMIZER_PATTERNS`).
+OPTIMIZER_STATE: tuple[str, ...] = (
+    r"(^|/)beta[12]_power(_\d+)?$",
+    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
+    r"ProximalAdagrad)(_\d+)?$",
+)
+
 #: Targets that may be absent from a checkpoint without error (``re.search``):
 #: training state that a fresh model builds but a pretrained checkpoint often lacks.
+#: Besides optimizer state, step counters and moving-average shadows, which migrate's
+#: ``drop_optimizer`` keeps on purpose: they are not the optimizer's, and evaluation
+#: (EMA) or a resumed schedule (``global_step``) may still need them.
 DEFAULT_OPTIONAL: tuple[str, ...] = (
     r"(^|/)global_step$",
     r"(^|/)save_counter$",
-    r"(^|/)beta[12]_power(_\d+)?$",
-    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
-    r"ProximalAdagrad|ExponentialMovingAverage)(_\d+)?$",
+    *OPTIMIZER_STATE,
+    r"/ExponentialMovingAverage(_\d+)?$",
 )
 
 #: The values each policy keyword accepts. Every front end checks its policy keywords

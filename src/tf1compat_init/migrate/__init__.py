@@ -46,7 +46,7 @@ from ..errors import (
     Tf1CompatError,
 )
 from ..mapping import AssignmentMap, Rule
-from ..policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
+from ..policy import EAGER_KEYWORDS, OPTIMIZER_STATE, UNSET, RestorePolicy, resolve_policy
 from ..reader import (
     INTERNAL_KEYS,
     CheckpointInfo,
@@ -57,7 +57,6 @@ from ..reader import (
 )
 from ..view import NamedView, object_paths
 from ..view import renamed as renamed_view
-from ._rename import _forward
 
 __all__ = [
     "FORMATS",
@@ -76,12 +75,9 @@ FORMATS = ("tf1", "tf2", "keras", "safetensors")
 
 #: Name-based optimizer state dropped by ``drop_optimizer`` (``re.search``). Object-based
 #: checkpoints are judged by their object graph instead (see :func:`rename_checkpoint`).
-OPTIMIZER_PATTERNS: tuple[str, ...] = (
-    r"(^|/)beta[12]_power(_\d+)?$",
-    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
-    r"ProximalAdagrad)(_\d+)?$",
-    r"/\.OPTIMIZER_SLOT/",
-)
+#: The policy's :data:`~tf1compat_init.policy.OPTIMIZER_STATE`, plus Keras's object-path
+#: slot marker.
+OPTIMIZER_PATTERNS: tuple[str, ...] = (*OPTIMIZER_STATE, r"/\.OPTIMIZER_SLOT/")
 
 Progress = Callable[[int, int, str], None]
 
@@ -172,21 +168,20 @@ def rename_checkpoint(
     amap = AssignmentMap(assignment_map, exclude=exclude)
     name_to_key = _source_names(info)
     names = sorted(name_to_key)
-    name_set = set(names)
     amap.check_requires(names)
     explicit = assignment_map is not None  # None means identity: nothing to check
     targets: dict[str, list[str]] = {n: [] for n in names}
     rule_of: dict[tuple[str, str], str] = {}
     routed: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]] = []
     if explicit:
-        for rule in amap.rule_list:
+        for rule, srcs, news in amap.rename(names):
             if rule.to is not None:
-                routed += _routes.forward_routed(rule, names, name_set)
+                routed.append((rule, srcs, news))
                 continue
-            for src, new in _forward(rule, names, name_set):
-                if new not in targets[src]:
-                    targets[src].append(new)
-                    rule_of[(src, new)] = rule.text
+            src, new = srcs[0], news[0]
+            if new not in targets[src]:
+                targets[src].append(new)
+                rule_of[(src, new)] = rule.text
 
     dropped: set[str] = set()
     if drop_optimizer:

@@ -7,47 +7,11 @@ reads them, one route at a time. Used by :func:`tf1compat_init.migrate.rename_ch
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..errors import AssignmentMapError
 from ..mapping import AssignmentMap, Rule
 from ..reader import CheckpointInfo, VariableInfo
-from ._rename import _forward, _hint_near
-
-
-def forward_routed(
-    rule: Rule, names: list[str], name_set: set[str]
-) -> list[tuple[Rule, tuple[str, ...], tuple[str, ...]]]:
-    """``(rule, source names, new names)`` for each application of a rule with transforms."""
-    to = rule.to
-    if rule.kind == "routed":
-        for key in rule.keys:
-            if key not in name_set:
-                raise AssignmentMapError(
-                    f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-                    + _hint_near(key, names)
-                )
-        return [(rule, rule.keys, to.targets)]
-    if rule.kind == "regex":
-        out = []
-        for n in names:
-            m = rule.key.fullmatch(n)
-            if m is None:
-                continue
-            try:
-                news = tuple(m.expand(t) for t in to.targets)
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-            out.append((rule, (n,), news))
-        if not out:
-            raise AssignmentMapError(
-                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
-                + _hint_near(rule.key.pattern, names)
-            )
-        return out
-    plain = Rule(rule.kind, rule.key, rule.target, rule.text)
-    return [(rule, (src,), (new,)) for src, new in _forward(plain, names, name_set)]
 
 
 def route_names(
