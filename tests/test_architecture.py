@@ -187,3 +187,19 @@ def test_pure_modules_import_no_tensorflow(module):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_package_root_imports_no_numpy():
+    # `import tf1compat_init` stays cheap: numpy comes with the first transform, read or apply.
+    code = (
+        "import sys, tf1compat_init\n"
+        "before = 'numpy' in sys.modules\n"
+        "tf1compat_init.AssignmentMap({'old/': 'new/'})\n"
+        "plain = 'numpy' in sys.modules\n"
+        "tf1compat_init.AssignmentMap({'a': 'b | reshape()'})\n"
+        "print(before, plain, 'numpy' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.split() == ["False", "False", "True"]

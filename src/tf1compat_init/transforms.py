@@ -33,11 +33,12 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .errors import AssignmentMapError, CheckpointMismatchError
+
+if TYPE_CHECKING:  # numpy is imported where a transform is built or run, not with the module
+    import numpy as np
 
 __all__ = [
     "Cast",
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 Spec = tuple[tuple[int, ...], str]  # (shape, TF dtype name)
-Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]
+Alloc = Callable[[tuple[int, ...], "np.dtype"], "np.ndarray"]
 
 
 class TransformError(AssignmentMapError):
@@ -90,6 +91,8 @@ _DTYPE_ALIASES = {
 
 
 def _dtype_name(dtype: Any) -> str:
+    import numpy as np
+
     if isinstance(dtype, str):
         name = dtype
     elif isinstance(getattr(dtype, "name", None), str) and not isinstance(dtype, type):
@@ -183,6 +186,8 @@ class Reshape(_EachTransform):
     name = "reshape"
 
     def __init__(self, *shape: int) -> None:
+        import numpy as np
+
         if len(shape) == 1 and isinstance(shape[0], list | tuple):
             shape = tuple(shape[0])
         for d in shape:
@@ -237,6 +242,8 @@ class Transpose(_EachTransform):
     name = "transpose"
 
     def __init__(self, *perm: int) -> None:
+        import numpy as np
+
         if len(perm) == 1 and isinstance(perm[0], list | tuple):
             perm = tuple(perm[0])
         if any(isinstance(p, bool) or not isinstance(p, int | np.integer) for p in perm):
@@ -283,6 +290,8 @@ class Cast(_EachTransform):
         return tuple(shape), self.dtype
 
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
+        import numpy as np
+
         dtype = _np_dtype(self.dtype)
         if array.dtype == dtype:
             return array
@@ -302,6 +311,8 @@ class Split(Transform):
     def __init__(
         self, axis: int = -1, n: int | None = None, sizes: Sequence[int] | None = None
     ) -> None:
+        import numpy as np
+
         if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
             raise TransformError(f"split: axis must be an int, got {axis!r}")
         if n is not None and sizes is not None:
@@ -351,6 +362,8 @@ class Split(Transform):
         return [(shape[:axis] + (s,) + shape[axis + 1 :], dtype) for s in sizes]
 
     def apply(self, arrays: list[np.ndarray], outs: list[Spec], alloc: Alloc) -> list[np.ndarray]:
+        import numpy as np
+
         (array,) = arrays
         axis = self.axis % array.ndim
         bounds = np.cumsum([s[0][axis] for s in outs])[:-1]
@@ -363,6 +376,8 @@ class Concat(Transform):
     name = "concat"
 
     def __init__(self, axis: int = -1) -> None:
+        import numpy as np
+
         if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
             raise TransformError(f"concat: axis must be an int, got {axis!r}")
         self.axis = int(axis)
@@ -391,6 +406,8 @@ class Concat(Transform):
         return [(shape0[:axis] + (total,) + shape0[axis + 1 :], dtype0)]
 
     def apply(self, arrays: list[np.ndarray], outs: list[Spec], alloc: Alloc) -> list[np.ndarray]:
+        import numpy as np
+
         shape, _ = outs[0]
         result = alloc(tuple(shape), arrays[0].dtype)
         np.concatenate(arrays, axis=self.axis % len(shape), out=result)
@@ -432,6 +449,8 @@ class Fn(_EachTransform):
         return hash(("fn", id(self.function)))
 
     def one_spec(self, shape: tuple, dtype: str, target: tuple | None) -> Spec:
+        import numpy as np
+
         if self.shape is not None and self.dtype is not None:
             return self.shape, self.dtype
         np_dtype = _np_dtype(dtype)
@@ -450,6 +469,8 @@ class Fn(_EachTransform):
         )
 
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
+        import numpy as np
+
         result = np.asarray(self.function(array))
         if tuple(result.shape) != tuple(out[0]) or _dtype_name(result.dtype) != out[1]:
             raise TransformError(
@@ -539,6 +560,8 @@ def _check_count(steps: Sequence[Transform], n_in: int, n_out: int, n_targets: i
 
 
 def _default_alloc(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    import numpy as np
+
     return np.empty(shape, dtype=dtype)
 
 
@@ -565,6 +588,8 @@ def run(
         >>> run([transpose(1, 0)], [np.arange(6).reshape(2, 3)], [None])[0].shape
         (3, 2)
     """
+    import numpy as np
+
     alloc = alloc or _default_alloc
     specs = [(tuple(a.shape), _dtype_name(a.dtype)) for a in arrays]
     tshapes = [None if t is None else tuple(t) for t in targets]
