@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -483,16 +483,8 @@ class AssignmentMap:
         ]
 
     def _resolve_regex_split(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        pattern: re.Pattern = rule.key
         out = []
-        for key in ckpt.sorted:
-            m = pattern.fullmatch(key)
-            if m is None:
-                continue
-            try:
-                targets = tuple(m.expand(t) for t in rule.to.targets)
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+        for key, targets in _regex_matches(rule, ckpt, rule.to.targets):
             if not any(t in tgt for t in targets):
                 continue
             lost = [t for t in targets if t not in tgt]
@@ -584,17 +576,11 @@ class AssignmentMap:
 
     def _resolve_regex(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
         pattern: re.Pattern = rule.key
-        out = []
-        for key in ckpt.sorted:
-            m = pattern.fullmatch(key)
-            if m is None:
-                continue
-            try:
-                target = m.expand(rule.target or "")
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-            if target in tgt:
-                out.append(Pair(key, target, rule))
+        out = [
+            Pair(key, target, rule)
+            for key, (target,) in _regex_matches(rule, ckpt, (rule.target or "",))
+            if target in tgt
+        ]
         if not out and self.recipe is None:  # a recipe's rules may cover optional parts
             matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
             why = (
@@ -654,6 +640,21 @@ class AssignmentMap:
         text = "; ".join(parts)
         # Not str.capitalize(): it would lower-case the scope names quoted in the text.
         return text[:1].upper() + text[1:] + "."
+
+
+def _regex_matches(
+    rule: Rule, ckpt: _Names, templates: Sequence[str]
+) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(key, expanded templates)`` for each checkpoint key the rule's regex matches, in order."""
+    for key in ckpt.sorted:
+        m = rule.key.fullmatch(key)
+        if m is None:
+            continue
+        try:
+            expanded = tuple(m.expand(t) for t in templates)
+        except (re.error, IndexError) as e:
+            raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
+        yield key, expanded
 
 
 def _key_text(key: Any) -> Any:
