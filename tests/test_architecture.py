@@ -28,6 +28,7 @@ NAME = "tf1compat_init"
 ENGINE = {
     NAME,
     f"{NAME}._apply_routes",
+    f"{NAME}._assign_batch",
     f"{NAME}._gc",
     f"{NAME}._jobs",
     f"{NAME}.apply",

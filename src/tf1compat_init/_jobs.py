@@ -26,5 +26,13 @@ def _part_slices(target: TargetVariable, part: Part) -> tuple[slice, ...] | None
     return tuple(slice(o, o + s) for o, s in zip(part.offset, part.shape, strict=True))
 
 
+#: dtype name -> TensorFlow dtype. ``tf.dtypes.as_dtype`` costs a few microseconds a
+#: call, paid per key of a restore without this.
+_TF_DTYPES: dict[str, Any] = {}
+
+
 def _tf_dtype(tf: Any, name: str) -> Any:
-    return tf.dtypes.as_dtype(name)
+    dtype = _TF_DTYPES.get(name)
+    if dtype is None:
+        dtype = _TF_DTYPES[name] = tf.dtypes.as_dtype(name)
+    return dtype

@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from ._assign_batch import BATCH, BatchAssign, batch_assign
 from ._gc import gc_paused
 from ._jobs import _Job, _part_slices, _tf_dtype
 from .bundle import fastread as _fastread
@@ -134,10 +135,14 @@ class _Assigner:
             self._plain_types = ()
         self._routes: dict[tuple[np.dtype, Any], bool] = {}
         self._empty = tf.raw_ops.Empty
+        self._fast_empty = self._fast_op("Empty")
         self._tf_dtypes: dict[np.dtype, Any] = {}
         self._no_tf_buffers: set[np.dtype] = set()
+        self.batch: BatchAssign | None = None
+        self._cpu_devices: dict[str, bool] = {}
         self.adopted = 0
         self.peak_read_ahead = 0  # bytes read but not yet assigned, at most
+        self.peak_held = 0  # small values the stream held back for a batch, at most
 
     def adopt(self, loaded: Any, dtype: Any) -> Any:
         """The tensor of a buffer from the fast reader: its owner, or a DLPack import."""
@@ -220,8 +225,18 @@ class _Assigner:
         return view, tensor
 
     def _empty_tensor(self, shape: tuple[int, ...], tf_dtype: Any) -> tuple[Any, np.ndarray]:
-        with self.tf.device("/CPU:0"):  # a GPU variable gets its value copied by the assign
-            tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
+        tf = self.tf
+        with tf.device("/CPU:0"):  # a GPU variable gets its value copied by the assign
+            if self._fast_empty is not None:
+                try:  # 10-20 us, where tf.raw_ops.Empty's wrapper takes 100-250 us
+                    shape_tensor = tf.constant(np.array(shape, dtype=np.int32))
+                    tensor = self._fast_empty(shape_tensor, "dtype", tf_dtype, "init", False)
+                except Exception:  # noqa: BLE001 - the public op says why, or works
+                    logger.debug("the fast path refused Empty; using tf.raw_ops.Empty")
+                    self._fast_empty = None
+                    tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
+            else:
+                tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
         return tensor, tensor._numpy()  # a view of the tensor's memory (.numpy() copies)
 
     def _shares_memory(self, tf_dtype: Any) -> bool:
@@ -240,6 +255,17 @@ class _Assigner:
             known = _SHARES_MEMORY[tf_dtype.name] = bool(np.array_equal(back, pattern))
         return known
 
+    @staticmethod
+    def _fast_op(op: str) -> Any:
+        """``f(*inputs_and_attrs)``: eager ``op`` through TensorFlow's C fast path, or None."""
+        try:
+            from tensorflow.python import pywrap_tfe
+            from tensorflow.python.eager import context
+
+            return functools.partial(pywrap_tfe.TFE_Py_FastPathExecute, context.context(), op, None)
+        except (ImportError, AttributeError):  # pragma: no cover - a future TensorFlow
+            return None
+
     def _fast_assign_op(self) -> Any:
         """``f(handle, tensor, "validate_shape", False)``: the eager op without its wrapper.
 
@@ -249,16 +275,11 @@ class _Assigner:
         (an error, or TensorFlow declining the fast path) is retried through
         :meth:`assign`, which raises TensorFlow's own typed error.
         """
-        try:
-            from tensorflow.python import pywrap_tfe
-            from tensorflow.python.eager import context
-
-            return functools.partial(
-                pywrap_tfe.TFE_Py_FastPathExecute, context.context(), "AssignVariableOp", None
-            )
-        except (ImportError, AttributeError):  # pragma: no cover - a future TensorFlow
+        fast = self._fast_op("AssignVariableOp")
+        if fast is None:  # pragma: no cover - a future TensorFlow
             op = self._assign_op
             return lambda handle, tensor, *_: op(resource=handle, value=tensor)
+        return fast
 
     def handle(self, variable: Any) -> Any:
         """The resource handle :meth:`assign` would assign to directly, or None."""
@@ -267,13 +288,87 @@ class _Assigner:
         inner = self._keras_inner(variable)
         return None if inner is None else inner.handle
 
+    def start_batching(self, eligible: int) -> None:
+        """Lets :meth:`assign_many` batch small CPU assigns, if ``eligible`` are worth it."""
+        self.batch = batch_assign(eligible)
+
+    def batchable(self, handle: Any) -> bool:
+        """Whether an assign to ``handle`` may join a batch: a plain variable on the CPU."""
+        if handle is None or self.batch is None:
+            return False
+        device = handle.device
+        cpu = self._cpu_devices.get(device)
+        if cpu is None:
+            cpu = self._cpu_devices[device] = device.endswith("CPU:0")
+        return cpu
+
     def assign_many(self, pairs: list[tuple[_Job, Any]], done: list[_Job]) -> None:
-        """Assigns each ``(job, tensor)`` in order, noting each one in ``done``."""
+        """Assigns each ``(job, tensor)``, noting each one in ``done`` once it landed.
+
+        With batching on, plain CPU variables are assigned ``BATCH`` at a time (by
+        dtype), the others one by one.
+        """
         assign_to, handle_of, landed = self.assign_to, self.handle, done.append
+        batch = self.batch
+        if batch is None or len(pairs) < batch.size:
+            for job, tensor in pairs:
+                variable = job.part.variable
+                assign_to(handle_of(variable), variable, tensor)
+                landed(job)
+            return
+        pending: dict[Any, _Batch] = {}
         for job, tensor in pairs:
             variable = job.part.variable
-            assign_to(handle_of(variable), variable, tensor)
-            landed(job)
+            handle = handle_of(variable)
+            if not self.batchable(handle):
+                assign_to(handle, variable, tensor)
+                landed(job)
+                continue
+            group = pending.get(tensor.dtype)
+            if group is None:
+                group = pending[tensor.dtype] = _Batch()
+            group.add(job, handle, tensor)
+            if len(group.jobs) == batch.size:
+                self.flush(tensor.dtype, group, done)
+        for dtype, group in pending.items():
+            self.flush(dtype, group, done)
+
+    def flush(self, dtype: Any, group: _Batch, done: list[_Job]) -> None:
+        """Assigns a batch's values: in one call when it is full, else one by one.
+
+        A failed call is redone one assign at a time (assigning a value twice is
+        harmless), so an error names the variable TensorFlow refused. The variables
+        after it in the batch may have been assigned by the failed call: they are
+        noted in ``done`` too, so a :class:`PartialRestoreError` never misses one.
+        """
+        jobs, handles, tensors = group.jobs, group.handles, group.tensors
+        if not jobs:
+            return
+        batch = self.batch
+        if batch is not None and len(jobs) == batch.size:
+            try:
+                batch(dtype, handles, tensors)
+            except Exception as e:  # noqa: BLE001 - redone one by one below
+                logger.debug(
+                    "a batch of %d assigns failed (%s); assigning one by one", len(jobs), e
+                )
+            else:
+                done.extend(jobs)
+                group.clear()
+                return
+            for i, (job, handle, tensor) in enumerate(zip(jobs, handles, tensors, strict=True)):
+                try:
+                    self.assign_to(handle, job.part.variable, tensor)
+                except BaseException:
+                    done.extend(jobs[i:])  # the failed call may have assigned these
+                    group.clear()
+                    raise
+                done.append(job)
+        else:
+            for job, handle, tensor in zip(jobs, handles, tensors, strict=True):
+                self.assign_to(handle, job.part.variable, tensor)
+                done.append(job)
+        group.clear()
 
     def assign_to(self, handle: Any, variable: Any, tensor: Any) -> None:
         """Assigns ``tensor`` to ``variable``, whose :meth:`handle` is ``handle``."""
@@ -313,6 +408,27 @@ class _Assigner:
         if scope is None or getattr(scope, "in_stateless_scope", lambda: True)():
             return None  # Keras not loaded as expected, or updates are being collected
         return inner
+
+
+class _Batch:
+    """Assigns waiting to be made together: their jobs, handles and tensors."""
+
+    __slots__ = ("jobs", "handles", "tensors", "nbytes")
+
+    def __init__(self) -> None:
+        self.jobs: list[_Job] = []
+        self.handles: list[Any] = []
+        self.tensors: list[Any] = []
+        self.nbytes = 0
+
+    def add(self, job: _Job, handle: Any, tensor: Any, nbytes: int = 0) -> None:
+        self.jobs.append(job)
+        self.handles.append(handle)
+        self.tensors.append(tensor)
+        self.nbytes += nbytes
+
+    def clear(self) -> None:
+        self.jobs, self.handles, self.tensors, self.nbytes = [], [], [], 0
 
 
 def _source(plan: RestorePlan) -> tuple[Any, list[Any]]:
@@ -615,6 +731,13 @@ def _staged_tensors(
     return pending, held, nbytes
 
 
+#: Bytes of small values the stream holds back to assign them in batches
+#: (:mod:`tf1compat_init._assign_batch`); the stream's read-ahead window shrinks by
+#: as much, so the restore's memory bound is unchanged. Values up to
+#: ``HOLD_BYTES // BATCH`` (64 KiB) are held; bigger ones are assigned as they come.
+HOLD_BYTES = 8 << 20
+
+
 def _stream(
     reader: FastReader,
     jobs: list[_Job],
@@ -622,21 +745,66 @@ def _stream(
     dtypes: dict[str, Any],
     done: list[_Job],
 ) -> int:
-    """Copies each job's (verified) value into a fresh buffer and assigns it at once."""
+    """Copies each job's (verified) value into a fresh buffer and assigns it at once.
+
+    Small values for plain CPU variables wait (at most ``HOLD_BYTES`` of them) to be
+    assigned a batch at a time, when the restore batches.
+    """
     nbytes = 0
     handle_of = assigner.handle
     # One buffer per variable: never two imports of the same memory.
     requests = [ReadRequest(j.key, j.slices, (j, handle_of(j.part.variable))) for j in jobs]
     adopt, assign_to, landed = assigner.adopt, assigner.assign_to, done.append
+    batch = assigner.batch
+    small = HOLD_BYTES // batch.size if batch is not None else -1
+    size = batch.size if batch is not None else 0
+    pending: dict[Any, _Batch] = {}
+    held = 0
+    hold = min(HOLD_BYTES, reader.window_bytes) if batch is not None else 0
+    reader.window_bytes -= hold
     for loaded in reader.stream(requests, allocate=assigner.allocate):
         job, handle = loaded.request.token
-        nbytes += loaded.buffer.nbytes
-        tensor = adopt(loaded, dtypes[job.key])
+        n = loaded.buffer.nbytes
+        nbytes += n
+        dtype = dtypes[job.key]
+        tensor = adopt(loaded, dtype)
         del loaded
-        assign_to(handle, job.part.variable, tensor)
-        landed(job)
+        if n > small or not assigner.batchable(handle):
+            assign_to(handle, job.part.variable, tensor)
+            landed(job)
+            del tensor
+            continue
+        if held + n > hold:
+            for d, g in pending.items():
+                assigner.flush(d, g, done)
+            held = 0
+        group = pending.get(dtype)
+        if group is None:
+            group = pending[dtype] = _Batch()
+        group.add(job, handle, tensor, n)
+        held += n
+        assigner.peak_held = max(assigner.peak_held, held)
         del tensor
+        if len(group.jobs) == size:
+            held -= group.nbytes
+            assigner.flush(dtype, group, done)
+    for d, g in pending.items():
+        assigner.flush(d, g, done)
     return nbytes
+
+
+def _small_cpu_jobs(bundle: Any, jobs: list[_Job], fast: set[str], assigner: _Assigner) -> int:
+    """How many jobs could be batched: small values of the fast path, CPU variables."""
+    small = HOLD_BYTES // BATCH
+    n = 0
+    for job in jobs:
+        if job.key in fast and bundle.entries[job.key].size <= small:
+            n += 1
+    if n < BATCH:
+        return n
+    probe = jobs[0].part.variable
+    handle = assigner.handle(probe)
+    return n if handle is not None and handle.device.endswith("CPU:0") else 0
 
 
 def _apply_fast(
@@ -676,6 +844,7 @@ def _apply_fast(
             reader.verify(rest)
         reader.check_unchanged()
         # Step 2: assign. The staged values first, then the rest as it streams.
+        assigner.start_batching(_small_cpu_jobs(bundle, jobs, fast, assigner))
         pending, held, nbytes = _staged_tensors(jobs, staged, assigner, dtypes)
         assigner.assign_many(pending, done)
         del pending
@@ -690,7 +859,8 @@ def _apply_fast(
             # The copies read the files again: the values assigned are the ones verified
             # unless a writer changed the files in place meanwhile.
             reader.check_unchanged()
-        assigner.peak_read_ahead = max(held, reader.peak_inflight_bytes)
+        # The stream's window shrank by what it may hold back: the sum is its bound.
+        assigner.peak_read_ahead = max(held, reader.peak_inflight_bytes + assigner.peak_held)
     # Step 2b: values read in memory in step 1.
     for job in slow_jobs:
         value = np.asarray(slow_values[job.key])
