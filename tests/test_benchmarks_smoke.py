@@ -112,6 +112,29 @@ def test_restore_speed_json_shape(restore_quick):
         assert size["ratios"]["first_ours_vs_checkpoint_restore"] > 0
 
 
+def test_restore_speed_first_restore_end_to_end(restore_quick):
+    """--quick times each front end's first restore once, end to end, on its last size."""
+    _, out, _ = restore_quick
+    result = json.loads(out.read_text())
+    assert "first_restore" not in result["sizes"]["4M"]
+    first = result["sizes"]["small40"]["first_restore"]
+    bench = _load_bench("_first_restore")
+    assert set(first["scenarios"]) == {s.name for s in bench.SCENARIOS}
+    for name, r in first["scenarios"].items():
+        assert len(r["times_s"]) == 1 and r["median_s"] >= r["restore_median_s"] > 0, name
+        assert r["verified"] is True, (name, r.get("wrong_values"))
+    # Each of ours against each of TensorFlow's ways for its front end.
+    assert set(first["ratios"]) == {
+        "graph_ours_vs_graph_saver",
+        "graph_ours_vs_graph_tf_init",
+        "eager_ours_vs_eager_tf",
+        "keras_ours_vs_keras_tf",
+    }
+    assert all(v > 0 for v in first["ratios"].values())
+    table = bench.table(result)
+    assert table.count("\n| small40 |") == 4 and "tf1compat_init.v1.init_from_checkpoint" in table
+
+
 def test_restore_speed_small_goals_are_evaluated(restore_quick):
     _, out, _ = restore_quick
     result = json.loads(out.read_text())
