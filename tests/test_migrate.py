@@ -225,10 +225,12 @@ def test_model_required_for_model_formats(small, tmp_path):
 
 
 def test_failed_verification_installs_nothing(small, tmp_path, monkeypatch):
+    from tf1compat_init.migrate import _tf1
+
     def corrupt(view, prefix):
         raise CheckpointCorruptError("'x' reads back different from the source")
 
-    monkeypatch.setattr(mig, "_verify_tf1", corrupt)
+    monkeypatch.setattr(_tf1, "verify", corrupt)
     dst = tmp_path / "out" / "m.ckpt"
     with pytest.raises(CheckpointCorruptError):
         migrate(small[0], dst)

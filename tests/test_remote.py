@@ -512,6 +512,7 @@ def test_cli_inspect_plan_migrate_to_and_from_ram(run_dir, tmp_path, capsys):
 
 def test_migrate_to_ram_leaves_nothing_on_failure_and_respects_the_lock(run_dir, monkeypatch):
     from tf1compat_init import migrate as M
+    from tf1compat_init.migrate import _tf1
 
     directory, _ = run_dir
     out = bucket() + "/o/model.ckpt"
@@ -519,7 +520,7 @@ def test_migrate_to_ram_leaves_nothing_on_failure_and_respects_the_lock(run_dir,
     def boom(*a, **k):
         raise CheckpointCorruptError("simulated read-back failure")
 
-    monkeypatch.setattr(M, "_verify_tf1", boom)
+    monkeypatch.setattr(_tf1, "verify", boom)
     with pytest.raises(CheckpointCorruptError, match="simulated"):
         M.migrate(directory, out)
     assert gfile.listdir(out.rsplit("/", 1)[0]) == []  # temp dir and lock removed

@@ -145,7 +145,7 @@ def test_sigkill_at_random_moments(source, source_values, tmp_path):
 
 _CHILD = r"""
 import os, signal, sys
-import tf1compat_init.migrate as m
+import tf1compat_init.migrate._destination as destination
 import tf1compat_init.bundle.writer as bw
 
 stage = sys.argv[1]
@@ -177,13 +177,13 @@ elif stage == "installing":
         n[0] += 1
         if n[0] == 1:
             die()
-    m.os.replace = replace
+    os.replace = replace
 elif stage == "installed":
-    real_install = m._install
+    real_install = destination.install
     def install(*a):
         real_install(*a)
         die()
-    m._install = install
+    destination.install = install
 
 from tf1compat_init.cli import main
 sys.exit(main(sys.argv[2:]))

@@ -189,10 +189,10 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"checkpoint  {info.prefix}\n")
     out.write(f"format      {info.format}\n")
     out.write(f"shards      {len(info.data_files)}: {', '.join(info.data_files)}\n")
-    from ..migrate import _human
+    from ..migrate._bytes import human
 
     exact = f" ({total} bytes)" if total >= 1024 else ""
-    out.write(f"tensors     {len(rows)}, {_human(total)}{exact}\n\n")
+    out.write(f"tensors     {len(rows)}, {human(total)}{exact}\n\n")
     head = ("object path" if named is not None else "key", "shape", "dtype", "bytes")
     table = [(*head, "key" if named is not None else "")]
     for r in rows:
@@ -308,7 +308,8 @@ def _max_abs_diff(a: Any, b: Any) -> float | None:
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     from ..checkpoint import as_named_checkpoint
-    from ..migrate import _equal, rename_checkpoint
+    from ..migrate import rename_checkpoint
+    from ..migrate._bytes import equal
 
     a = rename_checkpoint(args.a, _recipe_or_map(args), exclude=args.exclude or ())
     b = as_named_checkpoint(args.b)
@@ -326,7 +327,7 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
             changed.append((name, ia, ib))
             continue
         va, vb = a.read_one(name), b.read([name])[name]
-        if _equal(va, vb):
+        if equal(va, vb):
             diffs[name] = 0.0
             continue
         d = _max_abs_diff(va, vb)
