@@ -22,9 +22,11 @@ from tf1compat_init.bundle import crc as _crc
 from tf1compat_init.bundle import slice_keys as _slice_keys
 from tf1compat_init.bundle.crc import crc32c, mask_crc, unmask_crc
 from tf1compat_init.bundle.dtypes import numpy_dtype
+from tf1compat_init.bundle.entries import parse_entry
 from tf1compat_init.bundle.proto import ProtoDecodeError, decode_varint, iter_fields
 from tf1compat_init.bundle.reader import BundleReader
 from tf1compat_init.bundle.slice_keys import encode_tensor_name_slice
+from tf1compat_init.bundle.table import _read_table
 from tf1compat_init.errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -521,6 +523,10 @@ def test_huge_bogus_shape_does_not_allocate(tmp_path):
     ("extra", "message"),
     [
         ([(b"neg", entry_proto("float32", (-1, 2)))], "invalid shape"),
+        ([(b"negs", entry_proto("float32", (-1, -2), size=8))], r"invalid shape \(-1, -2\)"),
+        ([(b"shard", entry_proto("float32", (1,), shard_id=-1, size=4))], "shard -1"),
+        ([(b"size", entry_proto("float32", (1,), size=-4))], "negative offset 0 or size -4"),
+        ([(b"ref", entry_proto(101, (1,), size=4))], "dtype float32_ref cannot be stored"),
         ([(b"shard", entry_proto("float32", (1,), shard_id=1, size=4))], "shard 1"),
         ([(b"off", entry_proto("float32", (1,), offset=-4, size=4))], "negative offset"),
         ([(b"badslice", entry_proto("float32", (4,), slices=[((2, 3),)]))], "outside shape"),
@@ -658,6 +664,27 @@ def test_saver_sharded_partitioned_matches_tf(tf, saver_ckpt):
     assert len(reader.entries["emb"].slices) == 3
     assert len(reader.entries["wide"].slices) == 3
     assert reader.entries["global_step"].dtype == "int64"
+
+
+def test_index_entries_decode_as_tensorflow_reads_them(tf, dtype_ckpt, saver_ckpt, object_ckpt):
+    """Every entry TensorFlow wrote (whole and sliced, every dtype, two shards) decodes to
+    what TensorFlow's own generated class reads from it."""
+    from tensorflow.core.protobuf import tensor_bundle_pb2
+
+    prefix, _, sliced_prefix, _ = dtype_ckpt
+    seen = set()
+    for p in (prefix, sliced_prefix, saver_ckpt, object_ckpt):
+        for key, value in _read_table(p + ".index")[1:]:
+            m = tensor_bundle_pb2.BundleEntryProto.FromString(value)
+            slices = tuple(
+                tuple((e.start, e.length if e.HasField("length") else -1) for e in s.extent)
+                for s in m.slices
+            )
+            dims = tuple(d.size for d in m.shape.dim)
+            expected = (m.dtype, dims, m.shard_id, m.offset, m.size, m.crc32c, slices)
+            assert parse_entry(value) == expected, key
+            seen.update({"sliced" if slices else "whole", f"shard {m.shard_id}"})
+    assert seen == {"sliced", "whole", "shard 0", "shard 1"}
 
 
 def test_object_checkpoint_matches_tf(tf, object_ckpt):

@@ -299,15 +299,15 @@ def test_dtype_the_native_reader_leaves_to_tensorflow(pristine, tmp_path, enum, 
     import subprocess
     import sys
 
-    from tf1compat_init.bundle.entries import _parse_entry_general
+    from tf1compat_init.bundle.entries import parse_entry
     from tf1compat_init.bundle.table import _read_table
     from tf1compat_init.bundle.writer import _entry_proto, build_table
 
     target = h.copy_checkpoint(pristine[0], tmp_path)
     items = _read_table(target + ".index")
     i = next(n for n, (k, _) in enumerate(items) if k == b"a/step")
-    e = _parse_entry_general(items[i][1])
-    items[i] = (b"a/step", _entry_proto(enum, tuple(e.shape), e.offset, e.size, e.crc32c))
+    _, shape, _, offset, size, crc, _ = parse_entry(items[i][1])
+    items[i] = (b"a/step", _entry_proto(enum, shape, offset, size, crc))
     Path(target + ".index").write_bytes(build_table(items))
     proc = subprocess.run(
         [sys.executable, "-c", _READ_IN_CHILD, target], capture_output=True, text=True, timeout=120

@@ -1,14 +1,25 @@
-"""A tiny, strict decoder for the protocol buffer wire format.
+"""The protocol buffer wire format: the primitives every message decoder here is built on.
 
-Only what the checkpoint reader needs: varints, fixed32/fixed64 and
-length-delimited fields, walked one message at a time.  Depending on the
-``protobuf`` package (or on TensorFlow's generated classes) would tie the
-reader to a particular protobuf runtime; the handful of messages in a tensor
-bundle index are simple enough to decode by hand.
+Only what the checkpoint reader needs: varints, fixed32/fixed64 and length-delimited
+fields. Depending on the ``protobuf`` package (or on TensorFlow's generated classes)
+would tie the reader to a particular protobuf runtime; the handful of messages in a
+tensor bundle index are simple enough to decode by hand (the measurements behind that
+are in the package docstring).
 
-Every malformation raises :class:`ProtoDecodeError` instead of an
-``IndexError`` or a silently short value, so callers can turn it into a
-domain error that names the file.
+Each message has one decoder (``entries``, ``objects``). The hot ones walk their bytes
+in line and call :func:`decode_tag`, :func:`decode_varint` and :func:`read_value` for
+whatever is not a one-byte tag or varint; the rest use :func:`iter_fields`. Both report
+positions relative to the message being decoded, so an error reads the same whichever
+way a message was walked.
+
+Every malformation raises :class:`ProtoDecodeError` instead of an ``IndexError`` or a
+silently short value, so callers can turn it into a domain error that names the file.
+Bytes that ``protobuf``'s parser rejects are rejected here too (``tests/test_bundle_protobuf.py``
+holds the decoders to it), tags and lengths that are not varint32s included, except in
+what a decoder does not read: strings that are not UTF-8 are kept (see :func:`to_str`)
+and fields no caller uses are skipped unparsed. A few things ``protobuf`` accepts are
+errors here, never silently different values: a known field with another wire type
+(``protobuf`` keeps it as an unknown field), groups, and varints over 64 bits.
 """
 
 from __future__ import annotations
@@ -21,9 +32,12 @@ __all__ = [
     "WIRE_FIXED64",
     "WIRE_LEN",
     "WIRE_FIXED32",
+    "decode_tag",
     "decode_varint",
     "expect_wire",
     "iter_fields",
+    "read_len",
+    "read_value",
     "to_int32",
     "to_int64",
     "to_str",
@@ -36,20 +50,26 @@ WIRE_FIXED32 = 5
 # Groups (3, 4) are deprecated and never used by the messages we read.
 
 _MAX_VARINT_BYTES = 10
+_MAX_SHIFT = 7 * _MAX_VARINT_BYTES
 _U64 = (1 << 64) - 1
+_U32 = (1 << 32) - 1
 
 
 class ProtoDecodeError(ValueError):
     """The bytes are not a well-formed protocol buffer message."""
 
 
-def decode_varint(buf: bytes | memoryview, pos: int, limit: int | None = None) -> tuple[int, int]:
+def decode_varint(
+    buf: bytes | memoryview, pos: int, limit: int | None = None, base: int = 0
+) -> tuple[int, int]:
     """Decodes one base-128 varint.
 
     Args:
         buf: the bytes to read from.
         pos: where the varint starts.
         limit: one past the last byte that may be read (``len(buf)`` if None).
+        base: where the enclosing message starts in ``buf``; errors give positions
+            relative to it.
 
     Returns:
         ``(value, new_pos)``; the value is unsigned, at most 64 bits.
@@ -63,20 +83,109 @@ def decode_varint(buf: bytes | memoryview, pos: int, limit: int | None = None) -
         b = buf[pos]
         if b < 0x80:  # most varints in an index are one byte
             return b, pos + 1
-    result = 0
-    shift = 0
-    for i in range(_MAX_VARINT_BYTES):
-        p = pos + i
-        if p >= end:
-            raise ProtoDecodeError(f"truncated varint at byte {pos}")
-        b = buf[p]
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            if result > _U64:
-                raise ProtoDecodeError(f"varint at byte {pos} overflows 64 bits")
-            return result, p + 1
-        shift += 7
-    raise ProtoDecodeError(f"varint at byte {pos} is longer than {_MAX_VARINT_BYTES} bytes")
+        result = b & 0x7F
+        shift = 7
+        p = pos + 1  # a loop for the rest: TensorFlow writes offsets and sizes of 2-5 bytes
+        while p < end:
+            b = buf[p]
+            p += 1
+            if b < 0x80:
+                if shift == 63 and b > 1:
+                    raise ProtoDecodeError(f"varint at byte {pos - base} overflows 64 bits")
+                return result | b << shift, p
+            result |= (b & 0x7F) << shift
+            shift += 7
+            if shift == _MAX_SHIFT:
+                raise ProtoDecodeError(
+                    f"varint at byte {pos - base} is longer than {_MAX_VARINT_BYTES} bytes"
+                )
+    raise ProtoDecodeError(f"truncated varint at byte {pos - base}")
+
+
+def decode_tag(buf: bytes, pos: int, end: int, base: int = 0) -> tuple[int, int]:
+    """Decodes a field's tag (``field_number << 3 | wire_type``).
+
+    Args:
+        buf: the bytes to read from.
+        pos: where the tag starts.
+        end: one past the last byte of the enclosing message.
+        base: where the enclosing message starts (for error positions).
+
+    Returns:
+        ``(tag, new_pos)``.
+
+    Raises:
+        ProtoDecodeError: a bad varint, or not a 32-bit varint of at most 5 bytes
+            (as ``protobuf`` requires).
+    """
+    tag, new_pos = decode_varint(buf, pos, end, base)
+    if tag > _U32 or new_pos - pos > 5:
+        raise ProtoDecodeError(f"tag at byte {pos - base} is not a varint32")
+    return tag, new_pos
+
+
+def read_len(buf: bytes, pos: int, end: int, field: int, base: int = 0) -> tuple[int, int]:
+    """Reads the length prefix of a length-delimited field.
+
+    Args:
+        buf: the bytes to read from.
+        pos: where the length starts.
+        end: one past the last byte of the enclosing message.
+        field: the field number (for error messages).
+        base: where the enclosing message starts (for error positions and its size).
+
+    Returns:
+        ``(start, stop)``: where the field's bytes are in ``buf``.
+
+    Raises:
+        ProtoDecodeError: a bad varint, one of more than 5 bytes (as ``protobuf``
+            requires), or a length that runs past ``end``.
+    """
+    length, start = decode_varint(buf, pos, end, base)
+    if start - pos > 5:
+        raise ProtoDecodeError(f"field {field}: the length at byte {pos - base} is not a varint32")
+    if length > end - start:
+        raise ProtoDecodeError(
+            f"field {field}: length {length} runs past the end of a {end - base}-byte message"
+        )
+    return start, start + length
+
+
+def read_value(buf: bytes, pos: int, end: int, tag: int, base: int = 0) -> tuple[int | bytes, int]:
+    """Reads the value of a field whose tag ends at ``pos``.
+
+    Args:
+        buf: the bytes to read from.
+        pos: where the value starts.
+        end: one past the last byte of the enclosing message.
+        tag: the field's tag (``field_number << 3 | wire_type``).
+        base: where the enclosing message starts (for error positions and its size).
+
+    Returns:
+        ``(value, new_pos)``: an ``int`` for varint and fixed fields (unsigned), ``bytes``
+        for length-delimited ones.
+
+    Raises:
+        ProtoDecodeError: the field number is 0, the value runs past ``end``, or the
+            wire type is a group or undefined.
+    """
+    field, wire = tag >> 3, tag & 7
+    if not field:
+        raise ProtoDecodeError("field number 0 is invalid")
+    if wire == WIRE_VARINT:
+        return decode_varint(buf, pos, end, base)
+    if wire == WIRE_LEN:
+        start, stop = read_len(buf, pos, end, field, base)
+        return buf[start:stop], stop
+    if wire == WIRE_FIXED32:
+        if end - pos < 4:
+            raise ProtoDecodeError(f"field {field}: truncated fixed32")
+        return int.from_bytes(buf[pos : pos + 4], "little"), pos + 4
+    if wire == WIRE_FIXED64:
+        if end - pos < 8:
+            raise ProtoDecodeError(f"field {field}: truncated fixed64")
+        return int.from_bytes(buf[pos : pos + 8], "little"), pos + 8
+    raise ProtoDecodeError(f"field {field}: unsupported wire type {wire}")
 
 
 def to_int64(value: int) -> int:
@@ -101,7 +210,7 @@ def to_str(value: bytes) -> str:
 
 
 def iter_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes]]:
-    """Walks the top-level fields of one serialized message.
+    """Walks the top-level fields of one serialized message (for messages read once).
 
     Args:
         buf: exactly the bytes of the message.
@@ -118,33 +227,13 @@ def iter_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes
     pos = 0
     end = len(data)
     while pos < end:
-        tag, pos = decode_varint(data, pos, end)
-        field, wire = tag >> 3, tag & 7
-        if field == 0:
-            raise ProtoDecodeError("field number 0 is invalid")
-        if wire == WIRE_VARINT:
-            value, pos = decode_varint(data, pos, end)
-            yield field, wire, value
-        elif wire == WIRE_LEN:
-            length, pos = decode_varint(data, pos, end)
-            if length > end - pos:
-                raise ProtoDecodeError(
-                    f"field {field}: length {length} runs past the end of a {end}-byte message"
-                )
-            yield field, wire, data[pos : pos + length]
-            pos += length
-        elif wire == WIRE_FIXED32:
-            if end - pos < 4:
-                raise ProtoDecodeError(f"field {field}: truncated fixed32")
-            yield field, wire, int.from_bytes(data[pos : pos + 4], "little")
-            pos += 4
-        elif wire == WIRE_FIXED64:
-            if end - pos < 8:
-                raise ProtoDecodeError(f"field {field}: truncated fixed64")
-            yield field, wire, int.from_bytes(data[pos : pos + 8], "little")
-            pos += 8
+        tag = data[pos]
+        if tag < 0x80:
+            pos += 1
         else:
-            raise ProtoDecodeError(f"field {field}: unsupported wire type {wire}")
+            tag, pos = decode_tag(data, pos, end)
+        value, pos = read_value(data, pos, end, tag)
+        yield tag >> 3, tag & 7, value
 
 
 def expect_wire(field: int, wire: int, expected: int) -> None:

@@ -32,10 +32,9 @@ from . import proto as _proto
 from . import storage as _storage
 from .crc import _U32, _crc_extend, crc32c, unmask_crc
 from .dtypes import _DTYPE_NAMES, _dtype_name, numpy_dtype
-from .entries import _BUNDLE_VERSION, BundleEntry, _parse_entry_general, _parse_header, _RawEntry
+from .entries import _BUNDLE_VERSION, BundleEntry, _parse_header, parse_entry
 from .objects import OBJECT_GRAPH_KEY, ObjectGraph
 from .proto import ProtoDecodeError, to_str
-from .proto_fast import entry_fields
 from .slice_keys import encode_tensor_name_slice
 from .table import _BadIndex, _read_table
 
@@ -45,8 +44,11 @@ _LOG = logging.getLogger(__name__)
 
 
 def _numel(shape: tuple[int, ...]) -> int:
+    """The number of elements; -1 if a dim is negative (an invalid shape)."""
     n = 1
     for d in shape:
+        if d < 0:
+            return -1
         n *= d
     return n
 
@@ -141,32 +143,34 @@ class BundleReader:
         names = _DTYPE_NAMES
         num_shards = self.num_shards
         for raw_key, value in table[1:]:
-            fast = entry_fields(value)
-            if fast is not None and raw_key[:1] != b"\x00":
-                # The common case, checked in line: a known dtype, a shard that
-                # exists, sizes that are not negative (entry_fields returns None
-                # for negative varints); anything else takes the full path below.
-                dtype, shape, shard_id, offset, size, crc = fast
-                name = names.get(dtype)
-                if name is not None and shard_id < num_shards and _numel(shape) < 1 << 63:
-                    key = raw_key.decode("utf-8", "surrogateescape")
-                    entries[key] = BundleEntry(key, name, shape, shard_id, offset, size, crc, ())
-                    continue
-            try:  # entry_fields already decoded the common layout: not twice
-                raw = _RawEntry(*fast, ()) if fast is not None else _parse_entry_general(value)
+            try:
+                dtype, shape, shard_id, offset, size, crc, slices = parse_entry(value)
             except ProtoDecodeError as e:
                 raise _BadIndex(f"entry {raw_key!r}: bad protobuf: {e}") from None
+            name = names.get(dtype)
+            if (
+                name is not None
+                and not slices
+                and 0 <= shard_id < num_shards
+                and (offset | size) >= 0  # neither is negative
+                and 0 <= _numel(shape) < 1 << 63  # no dim is negative, not too many elements
+                and raw_key[:1] != b"\x00"
+            ):
+                # The common case, checked in line; anything else is validated below.
+                key = raw_key.decode("utf-8", "surrogateescape")
+                entries[key] = BundleEntry(key, name, shape, shard_id, offset, size, crc, ())
+                continue
             is_slice = raw_key.startswith(b"\x00")
             key = to_str(raw_key)
             entry = BundleEntry(
                 key=key,
-                dtype=_dtype_name(raw.dtype),
-                shape=raw.shape,
-                shard_id=raw.shard_id,
-                offset=raw.offset,
-                size=raw.size,
-                crc32c=raw.crc32c,
-                slices=raw.slices,
+                dtype=_dtype_name(dtype),
+                shape=shape,
+                shard_id=shard_id,
+                offset=offset,
+                size=size,
+                crc32c=crc,
+                slices=slices,
             )
             self._validate_entry(entry, key if not is_slice else repr(raw_key))
             if is_slice:
