@@ -226,6 +226,7 @@ class _Assigner:
 
     def _empty_tensor(self, shape: tuple[int, ...], tf_dtype: Any) -> tuple[Any, np.ndarray]:
         tf = self.tf
+        tensor = None
         with tf.device("/CPU:0"):  # a GPU variable gets its value copied by the assign
             if self._fast_empty is not None:
                 try:  # 10-20 us, where tf.raw_ops.Empty's wrapper takes 100-250 us
@@ -234,8 +235,7 @@ class _Assigner:
                 except Exception:  # noqa: BLE001 - the public op says why, or works
                     logger.debug("the fast path refused Empty; using tf.raw_ops.Empty")
                     self._fast_empty = None
-                    tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
-            else:
+            if tensor is None:
                 tensor = self._empty(shape=shape, dtype=tf_dtype, init=False)
         return tensor, tensor._numpy()  # a view of the tensor's memory (.numpy() copies)
 
@@ -299,7 +299,7 @@ class _Assigner:
         device = handle.device
         cpu = self._cpu_devices.get(device)
         if cpu is None:
-            cpu = self._cpu_devices[device] = device.endswith("CPU:0")
+            cpu = self._cpu_devices[device] = _on_cpu(handle)
         return cpu
 
     def assign_many(self, pairs: list[tuple[_Job, Any]], done: list[_Job]) -> None:
@@ -316,22 +316,16 @@ class _Assigner:
                 assign_to(handle_of(variable), variable, tensor)
                 landed(job)
             return
-        pending: dict[Any, _Batch] = {}
+        pending = _Pending(self, done)
         for job, tensor in pairs:
             variable = job.part.variable
             handle = handle_of(variable)
-            if not self.batchable(handle):
+            if self.batchable(handle):
+                pending.add(tensor.dtype, job, handle, tensor)
+            else:
                 assign_to(handle, variable, tensor)
                 landed(job)
-                continue
-            group = pending.get(tensor.dtype)
-            if group is None:
-                group = pending[tensor.dtype] = _Batch()
-            group.add(job, handle, tensor)
-            if len(group.jobs) == batch.size:
-                self.flush(tensor.dtype, group, done)
-        for dtype, group in pending.items():
-            self.flush(dtype, group, done)
+        pending.flush_all()
 
     def flush(self, dtype: Any, group: _Batch, done: list[_Job]) -> None:
         """Assigns a batch's values: in one call when it is full, else one by one.
@@ -429,6 +423,42 @@ class _Batch:
 
     def clear(self) -> None:
         self.jobs, self.handles, self.tensors, self.nbytes = [], [], [], 0
+
+
+class _Pending:
+    """Small assigns waiting for their batch, one :class:`_Batch` per dtype.
+
+    A batch is assigned as soon as it is full. With ``hold``, at most that many bytes
+    of values wait: one more flushes every batch (the partial ones one by one).
+    """
+
+    def __init__(self, assigner: _Assigner, done: list[_Job], hold: int | None = None) -> None:
+        self.assigner, self.done, self.hold = assigner, done, hold
+        self.groups: dict[Any, _Batch] = {}
+        self.held = 0
+
+    def add(self, dtype: Any, job: _Job, handle: Any, tensor: Any, nbytes: int = 0) -> None:
+        assigner = self.assigner
+        if self.hold is not None and self.held + nbytes > self.hold:
+            self.flush_all()
+        group = self.groups.get(dtype)
+        if group is None:
+            group = self.groups[dtype] = _Batch()
+        group.add(job, handle, tensor, nbytes)
+        self.held += nbytes
+        assigner.peak_held = max(assigner.peak_held, self.held)
+        if assigner.batch is not None and len(group.jobs) == assigner.batch.size:
+            self.held -= group.nbytes
+            assigner.flush(dtype, group, self.done)
+
+    def flush_all(self) -> None:
+        for dtype, group in self.groups.items():
+            self.assigner.flush(dtype, group, self.done)
+        self.held = 0
+
+
+def _on_cpu(handle: Any) -> bool:
+    return handle.device.endswith("CPU:0")
 
 
 def _source(plan: RestorePlan) -> tuple[Any, list[Any]]:
@@ -757,11 +787,9 @@ def _stream(
     adopt, assign_to, landed = assigner.adopt, assigner.assign_to, done.append
     batch = assigner.batch
     small = HOLD_BYTES // batch.size if batch is not None else -1
-    size = batch.size if batch is not None else 0
-    pending: dict[Any, _Batch] = {}
-    held = 0
     hold = min(HOLD_BYTES, reader.window_bytes) if batch is not None else 0
     reader.window_bytes -= hold
+    pending = _Pending(assigner, done, hold)
     for loaded in reader.stream(requests, allocate=assigner.allocate):
         job, handle = loaded.request.token
         n = loaded.buffer.nbytes
@@ -769,27 +797,13 @@ def _stream(
         dtype = dtypes[job.key]
         tensor = adopt(loaded, dtype)
         del loaded
-        if n > small or not assigner.batchable(handle):
+        if n <= small and assigner.batchable(handle):
+            pending.add(dtype, job, handle, tensor, n)
+        else:
             assign_to(handle, job.part.variable, tensor)
             landed(job)
-            del tensor
-            continue
-        if held + n > hold:
-            for d, g in pending.items():
-                assigner.flush(d, g, done)
-            held = 0
-        group = pending.get(dtype)
-        if group is None:
-            group = pending[dtype] = _Batch()
-        group.add(job, handle, tensor, n)
-        held += n
-        assigner.peak_held = max(assigner.peak_held, held)
         del tensor
-        if len(group.jobs) == size:
-            held -= group.nbytes
-            assigner.flush(dtype, group, done)
-    for d, g in pending.items():
-        assigner.flush(d, g, done)
+    pending.flush_all()
     return nbytes
 
 
@@ -802,9 +816,8 @@ def _small_cpu_jobs(bundle: Any, jobs: list[_Job], fast: set[str], assigner: _As
             n += 1
     if n < BATCH:
         return n
-    probe = jobs[0].part.variable
-    handle = assigner.handle(probe)
-    return n if handle is not None and handle.device.endswith("CPU:0") else 0
+    handle = assigner.handle(jobs[0].part.variable)
+    return n if handle is not None and _on_cpu(handle) else 0
 
 
 def _apply_fast(
