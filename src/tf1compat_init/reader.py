@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ._gc import gc_paused
 from .bundle import storage as _storage
 from .errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 
@@ -377,11 +378,12 @@ def checkpoint_from_reader(reader: Any) -> CheckpointInfo:
             f"checkpoint {prefix} is truncated: {'; '.join(short)} (an interrupted copy or "
             f"download?); copy it again"
         )
-    variables = {
-        key: VariableInfo(tuple(e.shape), e.dtype)
-        for key, e in reader.entries.items()
-        if key not in INTERNAL_KEYS
-    }
+    with gc_paused():  # an object per tensor, no cycles
+        variables = {
+            key: VariableInfo(tuple(e.shape), e.dtype)
+            for key, e in reader.entries.items()
+            if key not in INTERNAL_KEYS
+        }
     return CheckpointInfo(
         prefix=prefix,
         format="object-based" if OBJECT_GRAPH_KEY in reader.entries else "name-based",
