@@ -235,6 +235,59 @@ def test_failing_read_assigns_nothing(tmp_path):
             np.testing.assert_array_equal(sess.run(z), np.full(64, -1.0))
 
 
+def test_big_restores_read_in_parallel_ops_and_still_assign_all_or_nothing(tmp_path, monkeypatch):
+    """A big restore is read by one RestoreV2 op per reader thread, balanced by bytes,
+    each tensor once; every assign waits for every read, so a bad checksum in one op
+    leaves the variables fed by the others unassigned too."""
+    from tf1compat_init.v1 import _graph as _v1_graph
+
+    monkeypatch.setattr(_v1_graph, "RESTORE_OP_BYTES", 1024)
+    monkeypatch.setattr(_v1_graph, "default_threads", lambda: 3)
+    sizes = {"a": 1024, "b": 256, "c": 256, "d": 128, "e": 64, "f": 64}  # floats
+    values = {k: np.arange(n, dtype=np.float32) + i for i, (k, n) in enumerate(sizes.items())}
+    prefix = save_checkpoint(str(tmp_path / "m.ckpt"), values)
+    with tf.Graph().as_default() as g:
+        v = {
+            k: V1.get_variable(k, [n], initializer=V1.constant_initializer(-1.0))
+            for k, n in sizes.items()
+        }
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            tv1.init_from_checkpoint(prefix, {"/": "/"})
+            ops = _restore_ops(g)
+            read = [sess.run(op.inputs[1]).astype(str).tolist() for op in ops]  # names
+            assert len(ops) == 3
+            assert sorted(k for names in read for k in names) == sorted(sizes)
+            assert ["a"] in read  # the biggest alone; the others share the rest
+            sess.run([x.initializer for x in v.values()])
+            got = sess.run(v)
+            for k in sizes:
+                np.testing.assert_array_equal(got[k], values[k])
+            for x in v.values():  # back to -1 before the failing run
+                x.load(np.full(x.shape, -1.0, np.float32), sess)
+            data = prefix + ".data-00000-of-00001"
+            raw = bytearray(Path(data).read_bytes())
+            at = bytes(raw).index(values["a"].tobytes())
+            raw[at + 8] ^= 0xFF  # corrupt "a" only: the op reading it fails
+            Path(data).write_bytes(bytes(raw))
+            with pytest.raises(tf.errors.DataLossError):
+                sess.run(v["e"].initializer)  # "e" is read by another op, and intact
+            for k, x in v.items():
+                np.testing.assert_array_equal(sess.run(x), np.full(sizes[k], -1.0), k)
+
+
+def test_small_restores_use_one_restore_op(tmp_path):
+    values = {f"t{i}": np.full(16, float(i), np.float32) for i in range(20)}
+    prefix = save_checkpoint(str(tmp_path / "s.ckpt"), values)
+    with tf.Graph().as_default() as g:
+        v = {k: V1.get_variable(k, [16], initializer=V1.zeros_initializer()) for k in values}
+        tv1.init_from_checkpoint(prefix, {"/": "/"})
+        assert len(_restore_ops(g)) == 1  # below RESTORE_OP_BYTES: one op, cheap to build
+        got = _run_init(v)
+    for k in values:
+        np.testing.assert_array_equal(got[k], values[k])
+
+
 def test_verify_true_finds_corrupt_data_at_call_time(tmp_path):
     prefix = save_checkpoint(
         str(tmp_path / "m.ckpt"),
