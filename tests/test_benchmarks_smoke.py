@@ -141,7 +141,7 @@ def test_restore_speed_small_goals_are_evaluated(restore_quick):
     goals = result["sizes"]["small40"]["goals"]
     assert set(goals) == {
         "ours >= 1.5x saver_restore",
-        "ours >= 1.5x saver_restore_graph",
+        "ours >= 1.0x saver_restore_graph",
         "ours >= 5.0x checkpoint_restore",
         "ours >= 1.5x saver_restore, first restore in a fresh process",
         "ours >= 5.0x checkpoint_restore, first restore in a fresh process",
