@@ -632,8 +632,10 @@ def test_release_pages_drops_only_whole_pages_inside_each_range(monkeypatch):
 
 
 def test_stream_releases_the_mapped_pages_it_copied(tmp_path, monkeypatch):
-    """Every byte a copy read from a mapped file is handed to the page release, big
-    tensors (in pieces) and grouped small ones alike; the values stay exact."""
+    """Without ``preadv``, copies read the file mapping: every byte a copy read is handed
+    to the page release, big tensors (in pieces) and grouped small ones alike; the values
+    stay exact."""
+    monkeypatch.setattr(_fastread, "_PREAD", False)
     monkeypatch.setattr(_fastread, "PIECE_BYTES", 64 << 10)  # the big tensor: 4 pieces
     rng = np.random.default_rng(5)
     values = {"big": _random_value("float32", (256, 256), rng)}  # 256 KiB
@@ -660,6 +662,68 @@ def test_stream_releases_the_mapped_pages_it_copied(tmp_path, monkeypatch):
             assert bytes(reader._bases[0]) == f.read()
     for key, value in values.items():
         assert _same_bits(seen[key], value), key
+
+
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "streamed"])
+def test_staged_copies_read_with_pread_streamed_ones_from_the_mapping(
+    tmp_path, monkeypatch, staged
+):
+    """A checksumming (staging) stream reads bytes nothing has mapped yet: its copies (big
+    pieces and groups of small tensors) use ``preadv`` and touch no mapped page. A plain
+    stream follows the verify pass, which mapped the bytes: it copies from the mapping and
+    drops the pages. Values exact either way."""
+    assert _fastread._PREAD  # Linux
+    monkeypatch.setattr(_fastread, "PIECE_BYTES", 64 << 10)
+    released = []
+    real_release = _fastread._release_pages
+    monkeypatch.setattr(
+        _fastread, "_release_pages", lambda r: (released.extend(r), real_release(r))
+    )
+    reads = []
+    real = _fastread._read_into
+    monkeypatch.setattr(
+        _fastread, "_read_into", lambda src, dst: (reads.append(src), real(src, dst))
+    )
+    rng = np.random.default_rng(7)
+    values = {"big": _random_value("float32", (256, 256), rng)}
+    values.update({f"s{i}": _random_value("float32", (8, 8), rng) for i in range(20)})
+    prefix = _save(str(tmp_path / "p"), values)
+    info = tci.open_checkpoint(prefix)
+    with FastReader(info.bundle, threads=2) as reader:
+        seen = {
+            x.request.key: x.buffer.copy()
+            for x in reader.stream([ReadRequest(k) for k in values], crc=staged)
+        }
+    for key, value in values.items():
+        assert _same_bits(seen[key], value), key
+    if staged:
+        assert not released
+        assert {r.path for r in reads} == set(info.data_files)
+        assert len(reads) == 5  # the 4 pieces of "big", then one run for the 20 neighbours
+    else:
+        assert not reads
+        entries = info.bundle.entries
+        assert sum(n for _, n in released) == sum(entries[k].size for k in values)
+
+
+def test_a_data_file_truncated_during_the_copies_is_an_error_not_a_crash(tmp_path):
+    """Truncated in place after the reader checked its size: the copy finds the end of
+    the file and raises, naming it (a mapped copy would die of SIGBUS)."""
+    rng = np.random.default_rng(8)
+    values = {
+        "a": _random_value("float32", (64, 64), rng),
+        "b": _random_value("float32", (64,), rng),
+    }
+    prefix = _save(str(tmp_path / "t"), values)
+    info = tci.open_checkpoint(prefix)
+    data = info.data_files[0]
+    with FastReader(info.bundle, threads=2) as reader:
+        for key in values:
+            reader._checked(key)  # sizes checked and the file opened, as a restore does first
+        os.truncate(data, info.bundle.entries["a"].offset + 100)
+        with pytest.raises(tci.CheckpointCorruptError, match="truncated during the restore") as e:
+            list(reader.stream([ReadRequest(k) for k in values], crc=True))
+    assert data in str(e.value)
 
 
 @pytest.mark.parametrize("n", [0, 1, 4095, 4096, 3 * 4096 + 123])

@@ -28,9 +28,11 @@ Guarantees and their memory cost (``staging``):
   time, before the first assign or, if it happens during the load pass, right
   after it (see below). A restore that fits in that bound anyway is staged
   whole, as with ``"all"``: one pass, and the stronger guarantee; a bigger one
-  stages what fits and streams the rest. Data files are
-  memory-mapped: as with ``numpy.memmap``, truncating one in place while it is
-  read makes the process fail (``SIGBUS``).
+  stages what fits and streams the rest. Staged values are read with
+  ``preadv``: a data file truncated in place meanwhile raises
+  :class:`~tf1compat_init.CheckpointCorruptError`. The verify pass and the stream
+  read the memory-mapped files: as with ``numpy.memmap``, truncating one in place
+  while they read it makes the process fail (``SIGBUS``).
 - ``"all"``: every value is copied into its final buffer and verified *there*
   before the first assign, so what is assigned is exactly what was checked, even
   if the files change during the restore. Peak extra memory is the size of

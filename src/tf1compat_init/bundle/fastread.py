@@ -17,7 +17,9 @@ code and numpy's copies release the GIL):
 With ``crc=True``, :meth:`FastReader.stream` checksums each buffer after copying
 it instead, so a caller that stages everything before assigning gets values that
 were verified where they will live. A big tensor's pieces are copied in chunks, each
-checksummed while it is still in the core's cache.
+checksummed while it is still in the core's cache. These copies read bytes no pass
+has mapped yet, so they use ``preadv`` (POSIX), which spares the mapping's page
+faults; a plain stream follows the verify pass and copies from the mapping it filled.
 
 Once a copy has read its bytes from a mapped file, the worker thread that made it drops
 those pages from the process's page tables (``madvise(MADV_DONTNEED)``; the page cache
@@ -26,9 +28,11 @@ keeps them). Unmapping is then nearly free: otherwise tearing down the mapping o
 
 Data files are memory-mapped read-only and stay open until :meth:`FastReader.close`,
 so a checkpoint that is replaced or deleted during a restore is read consistently.
-As with any memory-mapped reader (``numpy.memmap``, safetensors), a data file that
-another process truncates in place during a read makes the process fail with
-``SIGBUS``; TensorFlow itself never rewrites a checkpoint in place.
+A data file that another process truncates in place during a read makes ``preadv``
+copies raise :class:`~tf1compat_init.errors.CheckpointCorruptError`; reads of the
+mapping (the verify pass, plain streams), as with any memory-mapped reader
+(``numpy.memmap``, safetensors), make the process fail with ``SIGBUS``. TensorFlow
+itself never rewrites a checkpoint in place.
 """
 
 from __future__ import annotations
@@ -300,6 +304,52 @@ def _range(buffer: np.ndarray, address: int, start: int, n: int) -> _Range:
     return (address + start, n, buffer, start)
 
 
+class _InFile(NamedTuple):
+    """Bytes of an open data file from ``offset``: a copy reads them with ``preadv``."""
+
+    fd: int
+    offset: int
+    path: str
+
+
+#: Whether copies from the data files use ``os.preadv`` (POSIX); else they copy from
+#: the file mapping and drop the mapped pages after (``_release_pages``).
+_PREAD = hasattr(os, "preadv")
+
+
+def _read_into(src: _InFile, dst: np.ndarray) -> None:
+    """Fills the flat byte array ``dst`` from ``src`` (``preadv`` releases the GIL).
+
+    Raises:
+        CheckpointCorruptError: the file ended first (it was truncated in place while
+            it was read; a mapped read would have killed the process with SIGBUS).
+    """
+    view = memoryview(dst).cast("B")
+    done, n = 0, len(view)
+    while done < n:
+        got = os.preadv(src.fd, [view[done:]], src.offset + done)
+        if got <= 0:
+            raise CheckpointCorruptError(
+                f"data file {src.path} ended at byte {src.offset + done} while it was being"
+                f" read ({n - done} more bytes expected): it was truncated during the"
+                f" restore. Restore again once nothing writes to the checkpoint"
+            )
+        done += got
+
+
+def _copy(src: np.ndarray | _InFile, dst: np.ndarray) -> None:
+    if isinstance(src, _InFile):
+        _read_into(src, dst)
+    else:
+        np.copyto(dst, src, casting="no")
+
+
+def _part(src: np.ndarray | _InFile, start: int, end: int) -> np.ndarray | _InFile:
+    if isinstance(src, _InFile):
+        return src._replace(offset=src.offset + start)
+    return src[start:end]
+
+
 @dataclass
 class _Task:
     """Work for one thread: copies, then checksums of some of the copied bytes.
@@ -309,7 +359,7 @@ class _Task:
     for a second target of one key, faults them back in from the page cache).
     """
 
-    copies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    copies: list[tuple[np.ndarray | _InFile, np.ndarray]] = field(default_factory=list)
     crcs: list[_Range] = field(default_factory=list)
     release: list[tuple[int, int]] = field(default_factory=list)
 
@@ -331,14 +381,14 @@ def _run_task(task: _Task) -> list[int]:
         results = [crc]
     else:
         for src, dst in task.copies:
-            np.copyto(dst, src, casting="no")
+            _copy(src, dst)
         results = _crc_ranges(task.crcs)
     if task.release:
         _release_pages(task.release)
     return results
 
 
-def _copy_and_checksum(src: np.ndarray, dst: np.ndarray, checked: _Range) -> int | None:
+def _copy_and_checksum(src: np.ndarray | _InFile, dst: np.ndarray, checked: _Range) -> int | None:
     """Copies a byte run chunk by chunk, checksumming each chunk as it lands.
 
     Returns:
@@ -353,7 +403,7 @@ def _copy_and_checksum(src: np.ndarray, dst: np.ndarray, checked: _Range) -> int
         or chunk <= 0
         or dst.dtype != np.uint8
         or dst.ndim != 1
-        or src.shape != dst.shape
+        or (not isinstance(src, _InFile) and src.shape != dst.shape)
         or not dst.flags.c_contiguous
         or dst.ctypes.data != address
         or dst.nbytes != n
@@ -362,7 +412,7 @@ def _copy_and_checksum(src: np.ndarray, dst: np.ndarray, checked: _Range) -> int
     crc = 0
     for start in range(0, n, chunk):
         end = min(n, start + chunk)
-        np.copyto(dst[start:end], src[start:end], casting="no")
+        _copy(_part(src, start, end), dst[start:end])
         crc = at(crc, address + start, end - start)
     return crc
 
@@ -689,15 +739,31 @@ class FastReader:
             unit.tasks.append(_Task([(s.src, buffer)], [_range(dst, address, 0, s.nbytes)] * crc))
             item.pieces.append((0, 0, s.nbytes))
             return unit
-        src = self._bases[s.shard][s.start : s.start + s.nbytes]
-        mapped = self._addresses[s.shard] + s.start
         for start, n in _pieces(s.nbytes, PIECE_BYTES):
             piece = dst[start : start + n]
             crcs = [_range(dst, address, start, n)] * crc
-            copy = [(src[start : start + n], piece)]
-            unit.tasks.append(_Task(copy, crcs, [(mapped + start, n)]))
+            copies, release = self._copy_of(s.shard, s.start + start, piece, crc)
+            unit.tasks.append(_Task(copies, crcs, release))
             item.pieces.append((len(unit.tasks) - 1, 0, n))
         return unit
+
+    def _copy_of(
+        self, shard: int, offset: int, dst: np.ndarray, unmapped: bool
+    ) -> tuple[list[tuple[np.ndarray | _InFile, np.ndarray]], list[tuple[int, int]]]:
+        """The copy of ``dst.nbytes`` bytes of ``shard`` from ``offset`` into ``dst``,
+        and the mapped pages to drop after it: ``([(src, dst)], release)``.
+
+        ``unmapped``: no pass has mapped these bytes yet (a checksumming stream, which
+        reads each value once). They are then read with ``preadv``, sparing the page
+        faults of the mapping (64 MiB staged whole: 20 to 15 ms). After the verify
+        pass has mapped them, copying from the mapping beats the kernel's copy (512 MiB
+        streamed: 150 against 165 ms).
+        """
+        if unmapped and _PREAD:
+            f = self._files[shard]
+            return [(_InFile(f.fileno(), offset, self.reader.data_path(shard)), dst)], []
+        src = self._bases[shard][offset : offset + dst.nbytes]
+        return [(src, dst)], [(self._addresses[shard] + offset, dst.nbytes)]
 
     def _group_unit(self, sources: list[_Source], crc: bool, allocate: Allocator | None) -> _Unit:
         """Small requests in one aligned allocation, copied by one task.
@@ -734,9 +800,9 @@ class FastReader:
         address = base.ctypes.data
         task = _Task()
         for dst_start, dst_end, shard, src_start in runs:
-            src = self._bases[shard][src_start : src_start + (dst_end - dst_start)]
-            task.copies.append((src, base[dst_start:dst_end]))
-            task.release.append((self._addresses[shard] + src_start, dst_end - dst_start))
+            copies, release = self._copy_of(shard, src_start, base[dst_start:dst_end], crc)
+            task.copies += copies
+            task.release += release
         unit = _Unit([], [task], end)
         items = unit.items
         for s, off in zip(sources, offsets, strict=True):
