@@ -276,6 +276,25 @@ def test_big_restores_read_in_parallel_ops_and_still_assign_all_or_nothing(tmp_p
                 np.testing.assert_array_equal(sess.run(x), np.full(sizes[k], -1.0), k)
 
 
+def test_a_partitions_read_counts_its_slice_when_reads_are_split(tmp_path, monkeypatch):
+    """Three partitions of a 4 KiB tensor read 4 KiB, not three times the whole tensor:
+    with 2 KiB per op that makes 2 ops (12 KiB would have made 3); values exact."""
+    from tf1compat_init.v1 import _graph as _v1_graph
+
+    monkeypatch.setattr(_v1_graph, "RESTORE_OP_BYTES", 2048)
+    monkeypatch.setattr(_v1_graph, "default_threads", lambda: 3)
+    value = np.arange(1024, dtype=np.float32).reshape(512, 2)
+    prefix = save_checkpoint(str(tmp_path / "p.ckpt"), {"p": value})
+    with tf.Graph().as_default() as g:
+        parts = list(V1.get_variable("p", [512, 2], partitioner=V1.fixed_size_partitioner(3)))
+        tv1.init_from_checkpoint(prefix, {"/": "/"})
+        assert len(_restore_ops(g)) == 2
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            got = sess.run(parts)
+    np.testing.assert_array_equal(np.concatenate(got), value)
+
+
 def test_small_restores_use_one_restore_op(tmp_path):
     values = {f"t{i}": np.full(16, float(i), np.float32) for i in range(20)}
     prefix = save_checkpoint(str(tmp_path / "s.ckpt"), values)

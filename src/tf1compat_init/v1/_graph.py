@@ -260,11 +260,11 @@ def _split_reads(
 
     Big restores get one op per reader thread (see :data:`RESTORE_OP_BYTES`); every
     assign waits for all of them (``assign_ops``), so a failed read still assigns
-    nothing. A tensor is never split.
+    nothing. A tensor is never split. A partition's read counts its slice's bytes.
     """
     sizes = [
-        math.prod(ckpt_vars[key].shape) * (getattr(dtype, "size", 0) or 8)
-        for key, _, dtype in wanted
+        _elements(ckpt_vars[key].shape, spec) * (getattr(dtype, "size", 0) or 8)
+        for key, spec, dtype in wanted
     ]
     ops = min(len(wanted), default_threads(), max(1, sum(sizes) // RESTORE_OP_BYTES))
     if ops <= 1:
@@ -276,6 +276,13 @@ def _split_reads(
         bins[emptiest].append(i)
         load[emptiest] += sizes[i]
     return [sorted(b) for b in bins if b]
+
+
+def _elements(full_shape: tuple[int, ...], spec: str) -> int:
+    """How many elements a read of ``spec`` (from :func:`_slice_spec`) returns."""
+    if not spec:
+        return math.prod(full_shape)
+    return math.prod(int(r.split(",")[1]) for r in spec.split(" ")[-1].split(":"))
 
 
 def _strings(values: Iterable[str]) -> Any:
