@@ -18,6 +18,10 @@ Methods (each skipped, with the reason, when it cannot run here):
 - ``get_tensor_assign``: ``tf.train.load_checkpoint`` + ``get_tensor`` + ``assign`` per variable;
 - ``restorev2_single`` / ``restorev2_parallel``: one ``RestoreV2`` op, or one per thread
   with batches balanced by size, then one assign per variable;
+- ``restorev2_batched``: an experiment, not TensorFlow's way: our ``open_checkpoint`` and
+  ``plan_restore``, then every read and checksum left to ``RestoreV2`` ops in parallel
+  threads (all of them before the first assign, as ours), then our batched assigns (128
+  per call): what the engine would cost if TensorFlow's C++ did its reading;
 - ``ours``: ``open_checkpoint`` + ``plan_restore`` + ``apply_plan`` (all timed);
 - ``ours_staged``: the same with ``staging="all"`` (everything verified in place first);
 - ``ours_v1`` / ``ours_checkpoint`` / ``ours_keras``: the front ends
@@ -446,6 +450,53 @@ class RestoreV2Parallel(RestoreV2):
     threads = max(2, os.cpu_count() or 1)
 
 
+class RestoreV2Batched(RestoreV2Parallel):
+    """Our planning and batched assigns around TensorFlow's reads (an experiment).
+
+    Times what the engine would cost if it left every read and checksum to
+    TensorFlow's C++ (one ``RestoreV2`` op per thread, all finished before the first
+    assign, so a bad checksum still changes nothing), keeping what it cannot hand
+    over: opening the index, planning (its result is not needed here: the keys are
+    the case's), and assigning, 128 values per call of
+    :mod:`tf1compat_init._assign_batch`'s function. CPU variables only.
+    """
+
+    name = "restorev2_batched"
+    label = "open + plan, RestoreV2 ops in threads, 128 assigns per call"
+
+    def setup(self, case: Case) -> None:
+        if "CPU" not in case.device.upper():
+            raise Skip("batched assigns are for CPU variables")
+        super().setup(case)
+        import tf1compat_init as tci
+        from tf1compat_init._assign_batch import BatchAssign
+        from tf1compat_init.variables import collect_targets, target_specs
+
+        names = {id(v): k for k, v in case.variables.items()}
+        targets = collect_targets(case.variables.values(), name_of=lambda v: names[id(v)])
+        self.tci, self.specs = tci, target_specs(targets)
+        self.assign_batch = BatchAssign()
+
+    def run(self, case: Case) -> None:
+        tci = self.tci
+        tci.plan_restore(tci.open_checkpoint(case.prefix), self.specs)
+        futures = [(b, self.pool.submit(self._restore, case, b)) for b in self.batches]
+        parts = [(b, f.result()) for b, f in futures]  # every read before any assign
+        by_dtype: dict[Any, tuple[list[Any], list[Any]]] = {}
+        for keys, tensors in parts:
+            for key, tensor in zip(keys, tensors, strict=True):
+                handles, values = by_dtype.setdefault(tensor.dtype, ([], []))
+                handles.append(case.variables[key].handle)
+                values.append(tensor)
+        assign, size = self.tf.raw_ops.AssignVariableOp, self.assign_batch.size
+        for dtype, (handles, values) in by_dtype.items():
+            full = len(handles) - len(handles) % size
+            for i in range(0, full, size):
+                self.assign_batch(dtype, handles[i : i + size], values[i : i + size])
+            for handle, value in zip(handles[full:], values[full:], strict=True):
+                assign(resource=handle, value=value)
+
+
 class _ApplyLog(logging.Handler):
     """Keeps apply_plan's summary line: its peak read-ahead is the restore's own
     high-water mark of bytes read but not yet assigned (exact, unlike process memory)."""
@@ -587,6 +638,7 @@ METHODS: list[type[Method]] = [
     GetTensorAssign,
     RestoreV2,
     RestoreV2Parallel,
+    RestoreV2Batched,
     Ours,
     OursStaged,
     OursV1,
@@ -928,6 +980,7 @@ def ratios_and_goals(spec: Spec, results: dict[str, Any]) -> tuple[dict, dict]:
         "memcpy",
         "restorev2_single",
         "restorev2_parallel",
+        "restorev2_batched",
         "get_tensor_assign",
         "ours_staged",
     )

@@ -23,6 +23,7 @@ RESTORE_METHODS = {
     "get_tensor_assign",
     "restorev2_single",
     "restorev2_parallel",
+    "restorev2_batched",
     "ours",
     "ours_staged",
     "ours_v1",
