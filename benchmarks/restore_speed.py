@@ -450,6 +450,14 @@ class RestoreV2Parallel(RestoreV2):
     threads = max(2, os.cpu_count() or 1)
 
 
+def our_targets(case: Case) -> dict[str, Any]:
+    """The case's variables as tf1compat_init targets, named by their checkpoint keys."""
+    from tf1compat_init.variables import collect_targets
+
+    names = {id(v): k for k, v in case.variables.items()}
+    return collect_targets(case.variables.values(), name_of=lambda v: names[id(v)])
+
+
 class RestoreV2Batched(RestoreV2Parallel):
     """Our planning and batched assigns around TensorFlow's reads (an experiment).
 
@@ -470,16 +478,14 @@ class RestoreV2Batched(RestoreV2Parallel):
         super().setup(case)
         import tf1compat_init as tci
         from tf1compat_init._assign_batch import BatchAssign
-        from tf1compat_init.variables import collect_targets, target_specs
+        from tf1compat_init.variables import target_specs
 
-        names = {id(v): k for k, v in case.variables.items()}
-        targets = collect_targets(case.variables.values(), name_of=lambda v: names[id(v)])
-        self.tci, self.specs = tci, target_specs(targets)
+        self.tci, self.target_specs, self.targets = tci, target_specs, our_targets(case)
         self.assign_batch = BatchAssign()
 
     def run(self, case: Case) -> None:
-        tci = self.tci
-        tci.plan_restore(tci.open_checkpoint(case.prefix), self.specs)
+        tci = self.tci  # planned as Ours.run plans
+        tci.plan_restore(tci.open_checkpoint(case.prefix), self.target_specs(self.targets))
         futures = [(b, self.pool.submit(self._restore, case, b)) for b in self.batches]
         parts = [(b, f.result()) for b, f in futures]  # every read before any assign
         by_dtype: dict[Any, tuple[list[Any], list[Any]]] = {}
@@ -523,11 +529,10 @@ class Ours(Method):
         # restore of a fresh process is timed too.
         import tf1compat_init as tci
         from tf1compat_init.apply import apply_plan
-        from tf1compat_init.variables import collect_targets, target_specs
+        from tf1compat_init.variables import target_specs
 
         self.tci, self.apply_plan, self.target_specs = tci, apply_plan, target_specs
-        names = {id(v): k for k, v in case.variables.items()}
-        self.targets = collect_targets(case.variables.values(), name_of=lambda v: names[id(v)])
+        self.targets = our_targets(case)
 
     def run(self, case: Case) -> None:
         tci = self.tci
