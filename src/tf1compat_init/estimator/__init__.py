@@ -26,6 +26,7 @@ remapping in ``WarmStartSettings``.
 from __future__ import annotations
 
 import copy
+import importlib
 import logging
 import os
 import tempfile
@@ -39,6 +40,8 @@ from . import _export as _estimator_export
 from . import _leftout, experimental, export
 from . import _train as _estimator_train
 from . import _training as _estimator_training
+from . import canned as _canned
+from . import head as _head
 from ._config import RunConfig, WarmStartSettings, default_session_config
 from ._config import resolve_warm_start as _resolve_warm_start
 from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
@@ -405,7 +408,19 @@ class Estimator:
         )
 
 
+#: Names defined lazily (they import Keras 2): public name -> module, relative to this package.
+_LAZY = {
+    **{name: f"canned.{module}" for name, module in _canned.LAZY.items()},
+    **{name: f"head.{module}" for name, module in _head.LAZY.items()},
+    "add_metrics": "_extenders",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
     return _leftout.missing_name(__name__, name)
 
 

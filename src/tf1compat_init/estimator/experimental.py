@@ -7,6 +7,7 @@ error saying they are left out.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, NoReturn
 
 from ._export_supervised import build_raw_supervised_input_receiver_fn
@@ -31,7 +32,28 @@ _LEFT_OUT = frozenset(
 )
 
 
+#: Names defined lazily (they import Keras 2): public name -> module, relative to the estimator.
+_LAZY = {
+    "InMemoryEvaluatorHook": "_in_memory_eval",
+    "LinearSDCA": "canned._sdca",
+    "RNNClassifier": "canned._rnn",
+    "RNNEstimator": "canned._rnn",
+    "call_logit_fn": "canned._logit_fn",
+    "make_early_stopping_hook": "_early_stopping",
+    "make_stop_at_checkpoint_step_hook": "_early_stopping",
+    "stop_if_higher_hook": "_early_stopping",
+    "stop_if_lower_hook": "_early_stopping",
+    "stop_if_no_decrease_hook": "_early_stopping",
+    "stop_if_no_increase_hook": "_early_stopping",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        package = __name__.rsplit(".", 1)[0]
+        value = getattr(importlib.import_module(f"{package}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
     return _missing(name)
 
 
