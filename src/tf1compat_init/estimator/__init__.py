@@ -162,6 +162,17 @@ def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
     return config
 
 
+def _check_not_in_cluster(config: RunConfig) -> None:
+    if config.cluster_spec:
+        raise NotImplementedError(
+            f"tf1compat_init.estimator trains in one local process: TF_CONFIG places this "
+            f"process as task {config.task_type}:{config.task_id} of a cluster with jobs "
+            f"{sorted(config.cluster_spec.jobs)}, and training as one task of a cluster is "
+            "not supported yet. Unset TF_CONFIG to train in this process, or run this job with "
+            "tf.estimator on TensorFlow 2.15."
+        )
+
+
 class _RemovedMethod:
     """A method tf.estimator's V2 Estimator hides: reading it raises AttributeError."""
 
@@ -304,6 +315,7 @@ class Estimator:
         if max_steps is not None and max_steps <= _global_step_in(self._model_dir):
             logger.info("Skipping training since max_steps has already saved.")
             return self
+        _check_not_in_cluster(self._config)
         hooks = _check_hooks(hooks)
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
@@ -418,7 +430,13 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        module = f"{__name__}.{_LAZY[name]}"
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as err:
+            if err.name != module:  # a real import error inside the module
+                raise
+            return _leftout.missing_name(__name__, name)  # not built yet: still left out
         globals()[name] = value
         return value
     return _leftout.missing_name(__name__, name)

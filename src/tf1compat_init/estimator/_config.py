@@ -1,20 +1,24 @@
-"""``RunConfig`` and ``WarmStartSettings`` as tf.estimator defines them, for one local process.
+"""``RunConfig`` and ``WarmStartSettings`` as tf.estimator defines them.
 
 Defaults, ``replace`` and the validation messages follow
-``tensorflow_estimator/python/estimator/run_config.py``. Distribution (strategies,
-``TF_CONFIG`` clusters) is not part of this runner and raises ``NotImplementedError``.
+``tensorflow_estimator/python/estimator/run_config.py``. ``TF_CONFIG`` is read as TF 2.15
+reads it (see ``_cluster``): the cluster properties, the task's place and the default
+device filters. Distribution strategies raise ``NotImplementedError``; so does training
+as one task of a cluster (``Estimator.train``, ``train_and_evaluate``).
 """
 
 from __future__ import annotations
 
 import collections
 import copy
-import json
+import dataclasses
 import logging
 import os
 from typing import Any
 
 import tensorflow as tf
+
+from . import _cluster
 
 __all__ = ["RunConfig", "WarmStartSettings", "default_session_config", "resolve_warm_start"]
 
@@ -200,11 +204,9 @@ class RunConfig:
         elif save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(_SAVE_CKPT_ERR)
 
-        tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+        tf_config = _cluster.read_tf_config()
         if tf_config:
             logger.info("TF_CONFIG environment variable: %s", tf_config)
-        if tf_config.get("cluster"):
-            raise NotImplementedError(_NO_DISTRIBUTION.format(what="a TF_CONFIG cluster"))
         RunConfig._replace(
             self,
             model_dir=_model_dir(tf_config, _path_to_str(model_dir)),
@@ -225,17 +227,14 @@ class RunConfig:
             session_creation_timeout_secs=session_creation_timeout_secs,
             checkpoint_save_graph_def=checkpoint_save_graph_def,
         )
-        # The single local process is the chief; these are tf.estimator's local values.
-        self._service = None
-        self._cluster_spec = tf.train.ClusterSpec({})
-        self._task_type = "worker"
-        self._task_id = 0
-        self._global_id_in_cluster = 0
-        self._master = ""
-        self._evaluation_master = ""
-        self._is_chief = True
-        self._num_ps_replicas = 0
-        self._num_worker_replicas = 1
+        where = _cluster.placement(tf_config)
+        for field in dataclasses.fields(where):
+            setattr(self, "_" + field.name, getattr(where, field.name))
+        if not self._session_config and self._cluster_spec:
+            # A between-graph task talks only to the parameter servers (TF 2.15's filters).
+            self._session_config = _cluster.distributed_session_config(
+                self._task_type, self._task_id
+            )
 
     def replace(self, **kwargs: Any) -> RunConfig:
         """A copy with the given properties replaced.

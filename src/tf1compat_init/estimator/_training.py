@@ -10,7 +10,6 @@ exporters. ``TF_CONFIG`` clusters (chief / worker / ps / evaluator tasks) are no
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import os
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from ._cluster import read_tf_config
 from ._exporter import Exporter
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
@@ -296,7 +296,7 @@ def _foreign_advice(value: Any, name: str) -> str:
 
 
 def _check_local(config: Any) -> None:
-    tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    tf_config = read_tf_config()
     cluster = tf_config.get("cluster") or (config.cluster_spec.as_dict() if config else {})
     if cluster:
         raise NotImplementedError(_NO_CLUSTER.format(cluster=sorted(cluster)))

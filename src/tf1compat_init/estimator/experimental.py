@@ -51,7 +51,13 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         package = __name__.rsplit(".", 1)[0]
-        value = getattr(importlib.import_module(f"{package}.{_LAZY[name]}"), name)
+        module = f"{package}.{_LAZY[name]}"
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as err:
+            if err.name != module:  # a real import error inside the module
+                raise
+            return _missing(name)  # not built yet: still left out
         globals()[name] = value
         return value
     return _missing(name)
