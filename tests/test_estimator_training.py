@@ -169,10 +169,16 @@ def test_train_and_evaluate_argument_errors_and_tf_config(tmp_path, monkeypatch)
         E.train_and_evaluate(object(), train, evals)
     with pytest.raises(TypeError, match="`train_spec` must have type"):
         E.train_and_evaluate(est, None, evals)
-    cluster = {"cluster": {"chief": ["a:1"], "worker": ["b:2"]}, "task": {"type": "chief"}}
-    monkeypatch.setenv("TF_CONFIG", json.dumps(cluster))
-    with pytest.raises(NotImplementedError, match=r"runs locally only.*\['chief', 'worker'\]"):
-        E.train_and_evaluate(est, train, evals)
+    # As tf.estimator: the estimator's RunConfig (read when it was built) decides the role.
+    cluster = {"chief": ["a:1"], "worker": ["b:2"], "aux": ["c:3"]}
+    for task, error in (
+        ({"type": "aux", "index": 0}, "Task type aux is not supported. Supported task types"),
+        ({"type": "evaluator", "index": 1}, "there can only be one `evaluator` task"),
+    ):
+        monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": task}))
+        in_cluster = E.Estimator(est.model_fn, model_dir=est.model_dir)
+        with pytest.raises(ValueError, match=error):
+            E.train_and_evaluate(in_cluster, train, evals)
     assert tf.train.latest_checkpoint(est.model_dir) is None
 
 

@@ -35,9 +35,9 @@ from typing import Any
 
 import tensorflow as tf
 
+from . import _cluster_run, _leftout, experimental, export
 from . import _eval as _estimator_eval
 from . import _export as _estimator_export
-from . import _leftout, experimental, export
 from . import _train as _estimator_train
 from . import _training as _estimator_training
 from . import canned as _canned
@@ -162,17 +162,6 @@ def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:
     return config
 
 
-def _check_not_in_cluster(config: RunConfig) -> None:
-    if config.cluster_spec:
-        raise NotImplementedError(
-            f"tf1compat_init.estimator trains in one local process: TF_CONFIG places this "
-            f"process as task {config.task_type}:{config.task_id} of a cluster with jobs "
-            f"{sorted(config.cluster_spec.jobs)}, and training as one task of a cluster is "
-            "not supported yet. Unset TF_CONFIG to train in this process, or run this job with "
-            "tf.estimator on TensorFlow 2.15."
-        )
-
-
 class _RemovedMethod:
     """A method tf.estimator's V2 Estimator hides: reading it raises AttributeError."""
 
@@ -225,6 +214,8 @@ class Estimator:
         self._config = _config_with_model_dir(config, model_dir)
         self._model_dir = self._config.model_dir
         self._session_config = self._config.session_config
+        # In a cluster with parameter servers, variables go to them (tf.estimator's default).
+        self._device_fn = self._config.device_fn or _cluster_run.replica_device_setter(self._config)
         logger.info("Using config: %s", vars(self._config))
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
@@ -315,7 +306,8 @@ class Estimator:
         if max_steps is not None and max_steps <= _global_step_in(self._model_dir):
             logger.info("Skipping training since max_steps has already saved.")
             return self
-        _check_not_in_cluster(self._config)
+        if self._config.cluster_spec:  # one task of a cluster: its server must be up
+            _cluster_run.ensure_server(self._config)
         hooks = _check_hooks(hooks)
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))

@@ -178,7 +178,7 @@ def _train_with_spec(
 def train_model(est: Any, input_fn: Any, hooks: list, listeners: list) -> Any:
     """Builds the training graph in a fresh ``tf.Graph`` and runs it; returns the last loss."""
     worker_hooks: list = []
-    with tf.Graph().as_default() as g, g.device(est._config.device_fn):
+    with tf.Graph().as_default() as g, g.device(est._device_fn):
         tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
         create_global_step(g)
         _create_global_step_read(g)

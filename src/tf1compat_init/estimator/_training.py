@@ -1,10 +1,12 @@
-"""``train_and_evaluate`` with ``TrainSpec`` / ``EvalSpec``: tf.estimator 2.15's local mode.
+"""``train_and_evaluate`` with ``TrainSpec`` / ``EvalSpec``, as tf.estimator 2.15 runs it.
 
-One ``Estimator.train`` call up to ``TrainSpec.max_steps``; a saving listener evaluates
-after each checkpoint save (not the first one, made when the session starts) once
-``throttle_secs`` have passed since the last evaluation, and once more at the end if
-the final checkpoint was not evaluated; each evaluation calls the ``EvalSpec``
-exporters. ``TF_CONFIG`` clusters (chief / worker / ps / evaluator tasks) are not run.
+Locally: one ``Estimator.train`` call up to ``TrainSpec.max_steps``; a saving listener
+evaluates after each checkpoint save (not the first one, made when the session starts)
+once ``throttle_secs`` have passed since the last evaluation, and once more at the end if
+the final checkpoint was not evaluated; each evaluation calls the ``EvalSpec`` exporters.
+As a task of a ``TF_CONFIG`` cluster: ``ps`` serves, ``chief`` / ``worker`` train
+between-graph (``_cluster_run``), ``evaluator`` evaluates each new checkpoint once until
+``max_steps``, the legacy ``master`` trains and evaluates as the local mode does.
 """
 
 from __future__ import annotations
@@ -17,23 +19,17 @@ from typing import Any
 
 import tensorflow as tf
 
-from ._cluster import read_tf_config
+from . import _cluster_run
+from ._cluster import EVALUATOR, MASTER, PS
 from ._exporter import Exporter
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
 logger = logging.getLogger(__name__)
 
-_EVALUATED = "evaluated"
+EVALUATED = "evaluated"
 _MISSING_CHECKPOINT = "missing checkpoint"
 _NO_NEW_CHECKPOINT = "no new checkpoint"
-
-_NO_CLUSTER = (
-    "tf1compat_init.estimator.train_and_evaluate runs locally only: TF_CONFIG names a "
-    "cluster ({cluster}), and distributed chief / worker / ps / evaluator tasks are not "
-    "supported. Unset TF_CONFIG to train and evaluate in this process, or run this job "
-    "with tf.estimator on TensorFlow 2.15."
-)
 
 
 def _validate_input_fn(input_fn: Any) -> None:
@@ -191,7 +187,7 @@ def _check_eval_result(metrics: Any, checkpoint_path: Any) -> None:
         raise ValueError("Internal error: `checkpoint_path` should never be empty.")
 
 
-class _Evaluator:
+class Evaluator:
     """Evaluates the latest checkpoint (once per checkpoint) and runs the exporters."""
 
     def __init__(self, estimator: Any, eval_spec: EvalSpec, max_training_steps: Any) -> None:
@@ -244,13 +240,13 @@ class _Evaluator:
         ]
         self._last_warning_time = 0.0
         self._previous_ckpt_path = latest
-        return _EVALUATED, metrics, exports
+        return EVALUATED, metrics, exports
 
 
 class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
     """Evaluates after each checkpoint save, at most once per ``throttle_secs``."""
 
-    def __init__(self, evaluator: _Evaluator, throttle_secs: float) -> None:
+    def __init__(self, evaluator: Evaluator, throttle_secs: float) -> None:
         self._evaluator = evaluator
         self._throttle_secs = throttle_secs
         self.eval_result: Any = None
@@ -280,7 +276,7 @@ class _EvaluateAfterSave(tf.compat.v1.train.CheckpointSaverListener):
     def _evaluate(self, global_step_value: int) -> None:
         self._timer.update_last_triggered_step(global_step_value)
         status, self.eval_result, self.export_results = self._evaluator.evaluate_and_export()
-        if status != _EVALUATED:
+        if status != EVALUATED:
             raise RuntimeError(
                 f"There was no new checkpoint after the training. Eval status: {status}"
             )
@@ -293,13 +289,6 @@ def _foreign_advice(value: Any, name: str) -> str:
         f"\ntf1compat_init: this is tf.estimator's {name}; build it with "
         f"tf1compat_init.estimator.{name} (same arguments)."
     )
-
-
-def _check_local(config: Any) -> None:
-    tf_config = read_tf_config()
-    cluster = tf_config.get("cluster") or (config.cluster_spec.as_dict() if config else {})
-    if cluster:
-        raise NotImplementedError(_NO_CLUSTER.format(cluster=sorted(cluster)))
 
 
 def train_and_evaluate(
@@ -329,8 +318,30 @@ def train_and_evaluate(
             + _foreign_advice(train_spec, "TrainSpec")
         )
     config = estimator.config
-    _check_local(config)
-    logger.info("Running training and evaluation locally (non-distributed).")
+    if config.task_type == EVALUATOR and config.task_id > 0:
+        raise ValueError(
+            "For distributed training, there can only be one `evaluator` task (with task "
+            f"id 0).  Given task id {config.task_id}"
+        )
+    if not config.cluster_spec and config.task_type != EVALUATOR:
+        logger.info("Running training and evaluation locally (non-distributed).")
+        return _train_and_evaluate(estimator, train_spec, eval_spec)
+    role = _cluster_run.check_task(config)
+    logger.info("Running task %s:%d of the cluster.", role, config.task_id)
+    if role == PS:
+        _cluster_run.serve_as_ps(config)
+    elif role == EVALUATOR:
+        _evaluate_continuously(estimator, train_spec, eval_spec)
+    elif role == MASTER:  # the legacy cluster shape: the master trains and evaluates
+        _cluster_run.ensure_server(config)
+        _train_and_evaluate(estimator, train_spec, eval_spec)
+    else:
+        _cluster_run.train_as_trainer(estimator, train_spec, config)
+    return None  # tf.estimator returns nothing from a cluster task
+
+
+def _train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:
+    config = estimator.config
     logger.info(
         "Start train and evaluate loop. The evaluate will happen after every checkpoint. "
         "Checkpoint frequency is determined based on RunConfig arguments: "
@@ -338,7 +349,7 @@ def train_and_evaluate(
         config.save_checkpoints_steps,
         config.save_checkpoints_secs,
     )
-    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    evaluator = Evaluator(estimator, eval_spec, train_spec.max_steps)
     listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs)
     estimator.train(
         input_fn=train_spec.input_fn,
@@ -347,3 +358,32 @@ def train_and_evaluate(
         saving_listeners=train_spec.saving_listeners + (listener,),
     )
     return listener.eval_result, listener.export_results
+
+
+def _evaluate_continuously(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> None:
+    """The evaluator task: each new checkpoint once, until one at ``max_steps`` is evaluated."""
+    if eval_spec.start_delay_secs:
+        logger.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
+        time.sleep(eval_spec.start_delay_secs)
+    evaluator = Evaluator(estimator, eval_spec, train_spec.max_steps)
+    while True:
+        start = time.time()
+        status, metrics, _ = evaluator.evaluate_and_export()
+        if status == EVALUATED:
+            step = metrics.get(tf.compat.v1.GraphKeys.GLOBAL_STEP)
+            if step and train_spec.max_steps and step >= train_spec.max_steps:
+                logger.info(
+                    "Exiting evaluation, global_step=%s >= train max_steps=%s",
+                    step,
+                    train_spec.max_steps,
+                )
+                return
+        wait = eval_spec.throttle_secs - (time.time() - start)
+        if wait > 0:
+            logger.info("Waiting %f secs before starting next eval run.", wait)
+            time.sleep(wait)
+        elif eval_spec.throttle_secs == 0 and status != EVALUATED:
+            logger.warning(
+                "EvalSpec.throttle_secs is set as 0. This might overload the job before "
+                "finding (next) new checkpoint. Please consider to increase it."
+            )

