@@ -1,17 +1,19 @@
 """One task of a localhost Estimator cluster (run with TF_CONFIG set), for test_estimator_cluster.
 
-    python tests/_estimator_cluster_task.py LIB MODEL_DIR OUT_JSON
+    python tests/_estimator_cluster_task.py LIB MODEL_DIR OUT_JSON [PRETRAINED]
 
 LIB is ``ours`` (tf1compat_init.estimator) or ``real`` (tf.estimator, TF 2.15). The task runs
 ``train_and_evaluate`` on a small linear model whose weights and a 2-way partitioned
 embedding live on the parameter servers; a hook records where every variable was placed and
-the global steps this task ran; a FinalExporter exports the last evaluation. OUT_JSON gets
-what the task saw.
+the global steps this task ran and the weights its first step saw; a FinalExporter exports
+the last evaluation. With PRETRAINED, the estimator warm-starts from that checkpoint.
+OUT_JSON gets what the task saw.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 
@@ -55,13 +57,17 @@ class Record(tf.compat.v1.train.SessionRunHook):
 
     def begin(self):
         self.seen["devices"] = {v.op.name: v.device for v in tf.compat.v1.global_variables()}
-        self._step = tf.compat.v1.train.get_global_step()
+        self._fetch = {
+            "step": tf.compat.v1.train.get_global_step(),
+            "w": next(v for v in tf.compat.v1.global_variables() if v.op.name == "w").read_value(),
+        }
 
     def before_run(self, run_context):
-        return tf.compat.v1.train.SessionRunArgs(self._step)
+        return tf.compat.v1.train.SessionRunArgs(self._fetch)
 
     def after_run(self, run_context, run_values):
-        self.seen.setdefault("steps", []).append(int(run_values.results))
+        self.seen.setdefault("steps", []).append(int(run_values.results["step"]))
+        self.seen.setdefault("first_w", run_values.results["w"].ravel().tolist())
 
 
 def _lib():
@@ -80,6 +86,8 @@ def serving_input_fn():
 
 def main() -> None:
     lib_name, model_dir, out = sys.argv[1:4]
+    logging.basicConfig(level=logging.INFO)  # the task's log is shown when a test fails
+    logging.getLogger("tensorflow").setLevel(logging.WARNING)
     lib = _lib()
     seen: dict = {"task": json.loads(os.environ["TF_CONFIG"])["task"]}
     config = lib.RunConfig(
@@ -94,7 +102,8 @@ def main() -> None:
         "master": config.master,
         "num_ps_replicas": config.num_ps_replicas,
     }
-    est = lib.Estimator(model_fn, model_dir=model_dir, config=config)
+    warm = sys.argv[4] if len(sys.argv) > 4 else None
+    est = lib.Estimator(model_fn, model_dir=model_dir, config=config, warm_start_from=warm)
     train = lib.TrainSpec(input_fn, max_steps=MAX_STEPS, hooks=[Record(seen)])
     evaluate = lib.EvalSpec(
         lambda: tf.data.Dataset.from_tensor_slices(({"x": X, "id": IDS}, Y)).batch(4),

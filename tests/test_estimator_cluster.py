@@ -28,7 +28,21 @@ TIMEOUT_S = 240  # hard bound; a healthy run takes about 20-60 s on 2 cores
 MAX_STEPS = 20
 
 
-def _run_cluster(lib: str, tmp_path: Path) -> dict:
+def _pretrained(tmp_path: Path) -> str:
+    """A checkpoint with w, b and (unpartitioned) emb at 0.5, not the model's zero init."""
+    with tf.Graph().as_default():
+        for name, shape in (("w", [3, 1]), ("b", [1]), ("emb", [6, 1])):
+            tf.compat.v1.get_variable(
+                name, shape, initializer=tf.compat.v1.constant_initializer(0.5)
+            )
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            return tf.compat.v1.train.Saver().save(
+                session, str(tmp_path / "pretrained" / "model.ckpt")
+            )
+
+
+def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None) -> dict:
     ps, chief, worker = _free_ports(3)
     cluster = {
         "ps": [f"127.0.0.1:{ps}"],
@@ -56,7 +70,8 @@ def _run_cluster(lib: str, tmp_path: Path) -> dict:
                     lib,
                     str(model_dir),
                     str(outs[role]),
-                ],
+                ]
+                + ([pretrained] if pretrained else []),
                 stdout=logs[role].open("w"),
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -111,12 +126,14 @@ def _check(outcome: dict, seen: dict) -> None:
 
 
 def test_a_cluster_job_trains_on_the_parameter_server_and_the_evaluator_follows(tmp_path):
-    seen = _run_cluster("ours", tmp_path)
+    seen = _run_cluster("ours", tmp_path, _pretrained(tmp_path))
     outcome = _outcome(seen)
     _check(outcome, seen)
-    # the chief's checkpoint holds the trained (parameter server's) values
-    w = tf.train.load_checkpoint(str(seen["model_dir"])).get_tensor("w")
-    assert abs(float(w.sum())) > 0.0
+    # The chief warm-started the parameter server before any step: the step-0 run saw the
+    # pretrained weights exactly, and no trainer ever saw the zero init.
+    first = {role: (seen[role]["steps"][0], seen[role]["first_w"]) for role in ("chief", "worker")}
+    assert [w for step, w in first.values() if step == 0] == [[0.5, 0.5, 0.5]], first
+    assert all(any(v != 0.0 for v in w) for _, w in first.values()), first
 
 
 @pytest.mark.tf215
