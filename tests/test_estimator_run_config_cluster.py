@@ -66,3 +66,23 @@ def test_an_evaluator_config_evaluates_locally(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", json.dumps(CASES["evaluator"]))
     config = ours.RunConfig()
     assert not config.cluster_spec and config.master == "" and not config.is_chief
+
+
+def test_an_unreachable_parameter_server_is_named_after_the_timeout(monkeypatch, tmp_path):
+    from test_v1_cluster import _free_ports
+
+    chief, dead_ps = _free_ports(2)  # nothing listens on dead_ps
+    cluster = {"chief": [f"127.0.0.1:{chief}"], "ps": [f"127.0.0.1:{dead_ps}"]}
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
+    )
+    config = ours.RunConfig(session_creation_timeout_secs=2)
+    est = ours.Estimator(
+        lambda features, labels, mode: None, model_dir=str(tmp_path / "m"), config=config
+    )
+    with pytest.raises(
+        ConnectionError,
+        match=rf"parameter server 127.0.0.1:{dead_ps} .* within session_creation_timeout_secs=2",
+    ):
+        est.train(lambda: ({"x": [[1.0]]}, [[1.0]]), steps=1)
+    assert not (tmp_path / "m").exists() or not any((tmp_path / "m").iterdir())

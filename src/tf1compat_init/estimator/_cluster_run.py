@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "replica_device_setter",
     "serve_as_ps",
     "train_as_trainer",
+    "wait_for_parameter_servers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -98,6 +100,38 @@ def ensure_server(config: Any) -> Any:
     server.start()
     _SERVERS[key] = server
     return server
+
+
+def wait_for_parameter_servers(config: Any, poll_secs: float = 1.0) -> None:
+    """Waits until every parameter server accepts connections, at most the session timeout.
+
+    TensorFlow itself waits silently for an unreachable task ("CreateSession still
+    waiting"); this says which address did not answer, after
+    ``RunConfig(session_creation_timeout_secs=...)``.
+
+    Raises:
+        ConnectionError: a parameter server did not accept a connection in time.
+    """
+    addresses = list(config.cluster_spec.as_dict().get(PS, []))
+    if isinstance(addresses, dict):  # a sparse job: {index: address}
+        addresses = list(addresses.values())
+    deadline = time.monotonic() + config.session_creation_timeout_secs
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        while True:
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), timeout=poll_secs):
+                    break
+            except OSError as err:
+                if time.monotonic() >= deadline:
+                    raise ConnectionError(
+                        f"tf1compat_init: the parameter server {address} (task ps of the "
+                        f"TF_CONFIG cluster) did not accept a connection within "
+                        f"session_creation_timeout_secs={config.session_creation_timeout_secs} "
+                        f"s ({err}). Start it, check the address, or raise "
+                        "RunConfig(session_creation_timeout_secs=...)."
+                    ) from err
+                time.sleep(poll_secs)
 
 
 def check_task(config: Any) -> str:
