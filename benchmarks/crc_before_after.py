@@ -73,6 +73,55 @@ def _run(tree: Path, backend: str | None, args: argparse.Namespace, out: Path) -
     return json.loads(out.read_text())
 
 
+def _row(res: dict, load: float, load_after: float) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "load_before": load,
+        "load_after": load_after,
+        "crc32c_backend": res["machine"].get("crc32c_backend", "ctypes"),
+        "created": res["created"],
+        "sizes": {},
+    }
+    for size, s in res["sizes"].items():
+        m = s["methods"]
+        row["sizes"][size] = {
+            "gbps": {k: v.get("gbps") for k, v in m.items()},
+            "ours_median_s": m["ours"].get("median_s"),
+            "ratios": {k: s["ratios"].get(k) for k in RATIOS},
+        }
+    return row
+
+
+def _summary(runs: dict[str, list[dict]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for name, rows in runs.items():
+        if not rows:
+            continue
+        summary[name] = {"runs": len(rows)}
+        for size in rows[0]["sizes"]:
+            cell = summary[name][size] = {}
+            for k in RATIOS:
+                got = [r["sizes"][size]["ratios"][k] for r in rows]
+                got = [g for g in got if g is not None]
+                if got:
+                    cell[k] = statistics.median(got)
+            cell["ours_gbps"] = statistics.median(r["sizes"][size]["gbps"]["ours"] for r in rows)
+    return summary
+
+
+def _write(args: argparse.Namespace, argv: list[str] | None, runs: dict) -> dict:
+    summary = _summary(runs)
+    result = {
+        "benchmark": "crc_before_after",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "argv": sys.argv[1:] if argv is None else list(argv),
+        "cores": os.cpu_count(),
+        "median_ratios": summary,
+        "runs": runs,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    return summary
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--before", required=True, help="git revision of the code before")
@@ -81,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--workdir", default="", help="checkpoints, kept and reused")
     p.add_argument("--out", default=str(ROOT / "benchmarks/results/crc_before_after.json"))
+    p.add_argument(
+        "--collect",
+        default="",
+        help="rebuild --out from the r<round>_<variant>.json files an interrupted run left in"
+        " this temporary directory (variants in the order above), then exit",
+    )
     args = p.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="crc-before-after-"))
     args.workdir = args.workdir or str(tmp / "ckpts")
@@ -91,25 +146,23 @@ def main(argv: list[str] | None = None) -> int:
         "after, fallback (google-crc32c public API)": (ROOT, "google-crc32c"),
     }
     runs: dict[str, list[dict]] = {v: [] for v in variants}
+    if args.collect:
+        for path in sorted(Path(args.collect).glob("r*_*.json")):
+            i = int(path.stem.split("_")[1])
+            res = json.loads(path.read_text())
+            loads = [s["load_average"] for s in res["sizes"].values()]
+            row = _row(res, loads[0]["before"][0], loads[-1]["after"][0])
+            runs[list(variants)[i]].append(row)
+        print(json.dumps(_write(args, argv, runs), indent=1))
+        return 0
     for r in range(args.rounds):
         for i, (name, (tree, backend)) in enumerate(variants.items()):
             load = os.getloadavg()[0]
             t0 = time.perf_counter()
             res = _run(tree, backend, args, tmp / f"r{r}_{i}.json")
-            row: dict[str, Any] = {
-                "load_before": load,
-                "load_after": os.getloadavg()[0],
-                "crc32c_backend": res["machine"].get("crc32c_backend", "ctypes"),
-                "sizes": {},
-            }
-            for size, s in res["sizes"].items():
-                m = s["methods"]
-                row["sizes"][size] = {
-                    "gbps": {k: v.get("gbps") for k, v in m.items()},
-                    "ours_median_s": m["ours"].get("median_s"),
-                    "ratios": {k: s["ratios"].get(k) for k in RATIOS},
-                }
+            row = _row(res, load, os.getloadavg()[0])
             runs[name].append(row)
+            _write(args, argv, runs)  # after every run: an interrupted run keeps its numbers
             print(
                 f"round {r} {name}: {time.perf_counter() - t0:.0f} s, load {load:.1f}",
                 *(
@@ -120,32 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 flush=True,
             )
-    summary: dict[str, Any] = {}
-    for name, rows in runs.items():
-        summary[name] = {}
-        for size in rows[0]["sizes"]:
-            summary[name][size] = {
-                k: statistics.median(
-                    row["sizes"][size]["ratios"][k]
-                    for row in rows
-                    if row["sizes"][size]["ratios"][k] is not None
-                )
-                for k in RATIOS
-                if any(row["sizes"][size]["ratios"][k] is not None for row in rows)
-            }
-            summary[name][size]["ours_gbps"] = statistics.median(
-                row["sizes"][size]["gbps"]["ours"] for row in rows
-            )
-    result = {
-        "benchmark": "crc_before_after",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "argv": sys.argv[1:] if argv is None else list(argv),
-        "cores": os.cpu_count(),
-        "median_ratios": summary,
-        "runs": runs,
-    }
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(summary, indent=1))
+    print(json.dumps(_write(args, argv, runs), indent=1))
     return 0
 
 
