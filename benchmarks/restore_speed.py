@@ -1050,12 +1050,14 @@ def machine(device: str) -> dict[str, Any]:
         info["ram_bytes"] = int(mem["MemTotal"].split()[0]) * 1024
     except (OSError, KeyError, ValueError):
         info["ram_bytes"] = None
-    try:
-        import google_crc32c
+    for module in ("crc32c", "google_crc32c"):
+        try:
+            info[module] = getattr(__import__(module), "__version__", "installed")
+        except ImportError:
+            info[module] = None
+    from tf1compat_init.bundle.crc import backend_name
 
-        info["google_crc32c"] = getattr(google_crc32c, "__version__", "installed")
-    except ImportError:
-        info["google_crc32c"] = None
+    info["crc32c_backend"] = backend_name()
     if hasattr(os, "getloadavg"):
         info["load_average_start"] = list(os.getloadavg())
     try:

@@ -731,7 +731,7 @@ def test_copy_and_checksum_copies_and_checksums_in_chunks(monkeypatch, n):
     monkeypatch.setattr(_fastread, "INTERLEAVE_BYTES", 4096)
     src = np.random.default_rng(n).integers(0, 256, size=n, dtype=np.uint8)
     dst = aligned_empty((n,), np.uint8)
-    crc = _fastread._copy_and_checksum(src, dst, (dst.ctypes.data, n, dst, 0))
+    crc = _fastread._copy_and_checksum(src, dst, memoryview(dst))
     assert crc == crc32c(src) and np.array_equal(dst, src)
 
 
@@ -741,15 +741,16 @@ def test_copy_and_checksum_declines_what_is_not_its_whole_destination():
     dst[...] = 0
     other = aligned_empty((64,), np.uint8)
     for checked in [
-        (dst.ctypes.data + 8, 56, dst, 8),  # part of the destination
-        (dst.ctypes.data, 32, dst, 0),
-        (other.ctypes.data, 64, other, 0),  # as long, but another buffer's
+        memoryview(dst)[8:],  # part of the destination
+        memoryview(dst)[:32],
+        memoryview(other),  # as long, but another buffer's
     ]:
         assert _fastread._copy_and_checksum(src, dst, checked) is None
     floats = aligned_empty((16,), np.float32)
-    checked = (floats.ctypes.data, 64, floats.view(np.uint8), 0)
+    checked = memoryview(floats.view(np.uint8))
     assert _fastread._copy_and_checksum(src.view(np.float32), floats, checked) is None
     assert not dst.any()  # declined before copying anything
+    assert _fastread._copy_and_checksum(src, dst, memoryview(dst[:])) == crc32c(src)  # same bytes
 
 
 def test_staged_big_tensors_are_checksummed_chunk_by_chunk(tmp_path, monkeypatch):

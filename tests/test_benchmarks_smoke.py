@@ -275,3 +275,20 @@ def test_cli_startup_detects_a_tensorflow_import():
     log = "import time:      4317 |    2429078 | tensorflow\nimport time: 1 | 1 |   json\n"
     assert bench.imports_tensorflow(log)
     assert not bench.imports_tensorflow("import time: 1 | 1 |   tensorflow_estimator\n")
+
+
+def test_crc_backends_quick(tmp_path):
+    """Every candidate agrees with the others on every input (the script asserts it) and
+    each section is written; the backend chosen is named."""
+    pytest.importorskip("crc32c")
+    pytest.importorskip("google_crc32c")
+    out = tmp_path / "crc.json"
+    proc = _run([BENCH / "crc_backends.py", "--quick", "--out", out], tmp_path, 300)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["chosen_backend"] == "crc32c"
+    assert set(result["speed"]) == {"8MiB", "64KiB", "4KiB"}
+    assert len(result["gil"]) == 3 and all(len(rows) == 8 for rows in result["gil"].values())
+    zero_copy = result["zero_copy"]
+    assert all(row["zero_copy"] for row in zero_copy["crc32c"].values())
+    assert not zero_copy["google_crc32c.extend"]["memoryview slice (64 KiB)"]["zero_copy"]

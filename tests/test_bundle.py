@@ -408,7 +408,7 @@ def test_python_fallback_crc_matches():
     for n in [0, 1, 7, 64, 1000, 4099]:
         data = rng.integers(0, 256, n, dtype=np.uint8)
         for seed in (0, 0x12345678):
-            assert _crc._crc_python(seed, data) == crc32c(data, seed)
+            assert _crc._crc_python(data, seed) == crc32c(data, seed)
     google_crc32c = pytest.importorskip("google_crc32c")
     blob = rng.integers(0, 256, 1 << 20, dtype=np.uint8).tobytes()
     assert crc32c(blob) == google_crc32c.value(blob)
@@ -755,9 +755,11 @@ def test_read_and_read_many(tf, dtype_ckpt):
             assert_same_value(value, reader.read(key), key)
 
 
-def test_python_crc_fallback_reads_the_same(tf, dtype_ckpt, monkeypatch):
+@pytest.mark.parametrize("backend", ["python", "google-crc32c"])
+def test_fallback_crc_backends_read_the_same(tf, dtype_ckpt, monkeypatch, backend):
     prefix, expected, _, _ = dtype_ckpt
-    monkeypatch.setattr(_crc, "_crc_backend", _crc._crc_python)
+    monkeypatch.setattr(_crc, "_chosen", None)
+    _crc._select(backend)
     reader = BundleReader(prefix)
     for key in ["float64", "strings/mixed", "strings/long", "int64"]:
         assert_same_value(reader.read(key), expected[key], key)

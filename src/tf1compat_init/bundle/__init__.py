@@ -8,7 +8,8 @@ is public API. What each module holds:
 - :mod:`.entries`: its records (``BundleHeaderProto``, ``BundleEntryProto``), decoded;
   :mod:`.objects`: the object graph of a ``tf.train.Checkpoint``, decoded.
 - :mod:`.proto`: the protobuf wire format's primitives, which those decoders share.
-- :mod:`.crc`: CRC32C, with the ctypes loader of ``google-crc32c``'s C library.
+- :mod:`.crc`: CRC32C and its masking, on the fastest backend installed (``crc32c``,
+  ``google-crc32c``, pure Python).
 - :mod:`.dtypes`: TensorFlow's dtype enum and numpy dtypes; :mod:`.slice_keys`: the
   OrderedCode keys of a partitioned tensor's slices.
 - :mod:`.fastread`: the bulk read path (memory-mapped shards, checksums in threads).

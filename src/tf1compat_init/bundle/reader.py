@@ -30,7 +30,7 @@ from .._gc import gc_paused
 from ..errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 from . import proto as _proto
 from . import storage as _storage
-from .crc import _U32, _crc_extend, crc32c, unmask_crc
+from .crc import _U32, crc32c, unmask_crc
 from .dtypes import _DTYPE_NAMES, _dtype_name, numpy_dtype
 from .entries import _BUNDLE_VERSION, BundleEntry, _parse_header, parse_entry
 from .objects import OBJECT_GRAPH_KEY, ObjectGraph
@@ -388,7 +388,7 @@ class BundleReader:
                         f" {entry.offset + n} bytes, got {entry.offset + pos}"
                     )
                 if verify:
-                    crc = _crc_extend(crc, buf[pos : pos + got])
+                    crc = crc32c(buf[pos : pos + got], crc)
                 pos += got
         if verify and crc != unmask_crc(entry.crc32c):
             self._checksum_error(label, path, entry.crc32c, crc)
