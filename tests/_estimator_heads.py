@@ -243,7 +243,9 @@ def run(lib, name, workdir):
         },
         "losses": recorder.losses,
         "metrics": {k: float(v) for k, v in sorted(metrics.items())},
-        "predictions": [{k: jsonable(v) for k, v in sorted(p.items())} for p in predictions[:3]],
+        "predictions": [
+            {key_text(k): jsonable(v) for k, v in sorted(p.items())} for p in predictions[:3]
+        ],
         "prediction_dtypes": {key_text(k): str(v.dtype) for k, v in sorted(predictions[0].items())},
         "variables": {
             n: jsonable(tf.train.load_variable(ckpt, n)) for n in est.get_variable_names()
@@ -372,8 +374,24 @@ GRAPH_CASES = {
         _sparse_names,
         3,
     ),
-    "multi_head_weighted": (_multi_head, {"weight_column": "w"}, LABELS["multi_head"], 5),
-    "multi_head_dict_logits": (_multi_head, {"weights": None}, LABELS["multi_head"], "dict"),
+    "multi_head_weighted": ("_multi_head", {"weight_column": "w"}, LABELS["multi_head"], 5),
+    "multi_head_dict_logits": ("_multi_head", {"weights": None}, LABELS["multi_head"], "dict"),
+    "sequential_binary": (
+        "_sequential",
+        {
+            "static": ("BinaryClassHead", {"weight_column": "wseq", "name": "s"}),
+            "sequence_length_mask": "mask",
+            "feature_columns": ["wseq"],
+        },
+        LABELS["binary"].reshape(4, 3),
+        ("seq", 1),
+    ),
+    "sequential_multi": (
+        "_sequential",
+        {"static": ("MultiClassHead", {"n_classes": 3}), "sequence_length_mask": "mask"},
+        LABELS["multi"].reshape(4, 3),
+        ("seq", 3),
+    ),
 }
 
 
@@ -381,8 +399,32 @@ def logits_for(dim):
     return X @ initial_kernel(dim) + np.float32(0.1)
 
 
+MASK = np.array([[1, 1, 1], [1, 1, 0], [1, 0, 0], [1, 1, 1]], bool)
+
+
 def features_graph():
-    return {"x": tf.constant(X), "w": tf.constant(W), "w2": tf.constant(W2)}
+    return {
+        "x": tf.constant(X),
+        "w": tf.constant(W),
+        "w2": tf.constant(W2),
+        "mask": tf.constant(MASK),
+        "wseq": tf.constant(W.reshape(4, 3)),
+    }
+
+
+def _sequential(lib, static, **kwargs):
+    """TF's SequentialHeadWrapper (not public in tf.estimator) or ours."""
+    if lib is getattr(tf, "estimator", None):
+        from tensorflow_estimator.python.estimator.head.sequential_head import (
+            SequentialHeadWrapper,
+        )
+    else:
+        from tf1compat_init.estimator.head._sequential import SequentialHeadWrapper
+    cls, head_kwargs = static
+    return SequentialHeadWrapper(getattr(lib, cls)(**head_kwargs), **kwargs)
+
+
+FACTORIES = {"_multi_head": _multi_head, "_sequential": _sequential}
 
 
 def _kwargs(kwargs):
@@ -415,6 +457,8 @@ def _labels(labels):
 def _logits(dim):
     if dim == "dict":  # MultiHead's logits given per head
         return {"tags": tf.constant(logits_for(3)), "score": tf.constant(logits_for(2))}
+    if isinstance(dim, tuple):  # sequences: [batch, time, dim]
+        return tf.constant(logits_for(dim[1]).reshape(4, 3, dim[1]))
     return tf.constant(logits_for(dim))
 
 
@@ -423,12 +467,18 @@ def graph_case(lib, name):
     cls, kwargs, labels, dim = GRAPH_CASES[name]
     with tf.Graph().as_default():
         kwargs = _kwargs(kwargs)
-        head = cls(lib, **kwargs) if callable(cls) else getattr(lib, cls)(**kwargs)
+        head = FACTORIES[cls](lib, **kwargs) if cls in FACTORIES else getattr(lib, cls)(**kwargs)
         features = features_graph()
         logits = _logits(dim)
         label_tensor = _labels(labels)
         reg = [tf.constant(0.25)]
-        loss = head.loss(label_tensor, logits, features, mode="train", regularization_losses=reg)
+        loss = head.loss(
+            labels=label_tensor,
+            logits=logits,
+            features=features,
+            mode="train",
+            regularization_losses=reg,
+        )
         predictions = head.predictions(logits)
         spec = head.create_estimator_spec(
             features, "eval", logits, label_tensor, regularization_losses=reg
@@ -588,6 +638,19 @@ ERROR_CASES = {
     ),
     "multi_head_logits_missing": _in_graph(
         lambda lib: _multi_head(lib).predictions({"tags": tf.constant(logits_for(3))})
+    ),
+    "sequential_mask_missing": _in_graph(
+        lambda lib: _sequential(lib, ("BinaryClassHead", {})).loss(
+            logits=tf.zeros([4, 3, 1]), labels=tf.zeros([4, 3]), features={"x": tf.zeros([4])}
+        )
+    ),
+    "sequential_multi_head": lambda lib: _sequential(
+        lib, ("MultiHead", {"heads": [lib.RegressionHead(name="r")]})
+    ),
+    "sequential_labels_mask": _in_graph(
+        lambda lib: _sequential(lib, ("BinaryClassHead", {}), sequence_length_mask="mask").loss(
+            logits=tf.zeros([4, 3, 1]), labels=tf.zeros([4, 2]), features=features_graph()
+        )
     ),
     "prediction_key": _in_graph(
         lambda lib: lib.MultiClassHead(3).predictions(tf.constant(logits_for(3)), ["logistic"])
