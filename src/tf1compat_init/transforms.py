@@ -675,7 +675,21 @@ class Route:
 
     @property
     def text(self) -> str:
-        """The pipeline's text, ``reshape(768, 12, 64) | cast(float16)``."""
+        """The pipeline as this route's target gets it: ``split(-1)[1] | reshape(32, 2, 16)``.
+
+        A route that fills several targets names the part each one takes (``[0]``,
+        ``[1]``, ... after the ``split``), so a q/k swap shows in the report even though
+        the shapes agree.
+        """
+        if len(self.targets) < 2:
+            return _pipeline_text(self.steps)
+        return " | ".join(
+            f"{s.text}[{self.index}]" if isinstance(s, Split) else s.text for s in self.steps
+        )
+
+    @property
+    def pipeline_text(self) -> str:
+        """The pipeline's text, the same for every target it fills."""
         return _pipeline_text(self.steps)
 
     @property
