@@ -44,6 +44,7 @@ __all__ = [
     "Cast",
     "Concat",
     "Fn",
+    "Leaves",
     "Recipe",
     "Reshape",
     "Route",
@@ -57,6 +58,7 @@ __all__ = [
     "fn",
     "get_recipe",
     "infer",
+    "leaves",
     "list_recipes",
     "parse_key",
     "parse_target",
@@ -717,6 +719,60 @@ class Route:
     def rename(self, keys: Mapping[str, str]) -> Route:
         """The same route over other key names (a view's raw keys)."""
         return replace(self, keys=tuple(keys[k] for k in self.keys))
+
+
+@dataclass(frozen=True)
+class Leaves:
+    """A regex rule's target whose last name component is renamed: ``tt.leaves(...)``.
+
+    Attributes:
+        target: the template (back-references allowed), with or without transforms
+            (``"h\\1/ln_\\2/\\3"``, ``"x | reshape()"``) or a :class:`To`.
+        renames: old leaf -> new leaf; a leaf not listed keeps its name.
+    """
+
+    target: Any
+    renames: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        target = self.target.text if isinstance(self.target, To) else str(self.target)
+        pairs = ", ".join(f"{a}={b}" for a, b in self.renames)
+        return f"{target} (leaves {pairs})"
+
+    def rename(self, name: str) -> str:
+        """``name`` with its last component renamed (``ln_1/g`` -> ``ln_1/gamma``)."""
+        scope, sep, leaf = name.rpartition("/")
+        new = dict(self.renames).get(leaf)
+        return name if new is None else scope + sep + new
+
+
+def leaves(target: Any, renames: Mapping[str, str] | None = None, **more: str) -> Leaves:
+    """A regex rule's target that also renames leaves: ``g`` -> ``gamma``, ``b`` -> ``beta``.
+
+    One rule then maps every layer norm of every layer, where plain templates need a rule
+    per leaf. In a JSON map file: ``{"re:KEY": {"target": TEMPLATE, "leaves": {"g":
+    "gamma"}}}``.
+
+    Example:
+        >>> import re
+        >>> amap = {re.compile(r"model/h(\\d+)/(ln_\\d)/(g|b)"):
+        ...         leaves(r"block_\\1/\\2/\\3", g="gamma", b="beta")}
+        >>> leaves("x", {"g": "gamma"}).rename("block_0/ln_1/g")
+        'block_0/ln_1/gamma'
+    """
+    pairs = {**(renames or {}), **more}
+    if not pairs or not all(
+        isinstance(a, str) and isinstance(b, str) and a and b and "/" not in a + b
+        for a, b in pairs.items()
+    ):
+        raise TransformError(
+            f"leaves: renames are non-empty leaf names without '/', e.g. {{'g': 'gamma'}}; got "
+            f"{pairs!r}"
+        )
+    if not isinstance(target, str | To) or (isinstance(target, str) and not target.strip()):
+        raise TransformError(f"leaves: the target is a template string, got {target!r}")
+    return Leaves(target, tuple(pairs.items()))
 
 
 # -- the string form ---------------------------------------------------------------------------
