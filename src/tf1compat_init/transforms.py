@@ -46,6 +46,7 @@ __all__ = [
     "Fn",
     "Leaves",
     "Recipe",
+    "RemapVocab",
     "Reshape",
     "Route",
     "Split",
@@ -65,6 +66,7 @@ __all__ = [
     "parse_transforms",
     "recipe_map",
     "register",
+    "remap_vocab",
     "reshape",
     "run",
     "split",
@@ -482,6 +484,116 @@ class Fn(_EachTransform):
         return result
 
 
+class RemapVocab(_EachTransform):
+    """``remap_vocab(old_vocab, new_vocab, ...)``: rows (or columns) reordered by token.
+
+    ``tf.compat.v1.train.VocabInfo``'s remapping (see :mod:`tf1compat_init.vocab`): entry
+    ``i`` takes the old entry of the new vocabulary's token ``i``; new tokens and
+    ``num_oov_buckets`` appended entries take the backup initializer's values. The
+    vocabulary files are read and checked at plan time; one copy (the output).
+    """
+
+    name = "remap_vocab"
+
+    def __init__(
+        self,
+        old_vocab: Any,
+        new_vocab: Any,
+        axis: int = 0,
+        num_oov_buckets: int = 0,
+        new_vocab_size: int | None = None,
+        old_vocab_size: int = -1,
+        backup_initializer: Any = None,
+    ) -> None:
+        from .vocab import VocabError, VocabRemap
+
+        try:
+            self.remap = VocabRemap(
+                old_vocab,
+                new_vocab,
+                axis=axis,
+                num_oov_buckets=num_oov_buckets,
+                new_vocab_size=new_vocab_size,
+                old_vocab_size=old_vocab_size,
+                backup_initializer=backup_initializer,
+            )
+        except VocabError as e:
+            raise TransformError(f"remap_vocab: {e}") from None
+
+    @property
+    def text(self) -> str:
+        r = self.remap
+        args = [repr(r.old_vocab), repr(r.new_vocab)]
+        defaults = {"axis": 0, "num_oov_buckets": 0, "new_vocab_size": None, "old_vocab_size": -1}
+        args += [f"{k}={getattr(r, k)}" for k, d in defaults.items() if getattr(r, k) != d]
+        init = r.backup_initializer
+        if init is not None:
+            label = init if not callable(init) else getattr(init, "__name__", type(init).__name__)
+            args.append(f"backup_initializer={label}")
+        return f"remap_vocab({', '.join(args)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemapVocab) and other.remap == self.remap
+
+    def __hash__(self) -> int:
+        return hash(("remap_vocab", self.text, id(self.remap.backup_initializer)))
+
+    def one_spec(self, shape: tuple, dtype: str, target: tuple | None) -> Spec:
+        from .vocab import VocabError
+
+        if dtype == "string":
+            raise TransformError(f"{self.text} cannot remap a string tensor")
+        try:
+            return self.remap.out_shape(shape), dtype
+        except VocabError as e:
+            raise TransformError(f"{self.text}: {e}") from None
+
+    def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
+        from .vocab import VocabError
+
+        try:
+            return self.remap.apply(array, alloc)
+        except VocabError as e:  # a file changed since the plan
+            raise TransformError(f"{self.text}: {e}") from None
+
+
+def remap_vocab(
+    old_vocab: Any,
+    new_vocab: Any,
+    axis: int = 0,
+    num_oov_buckets: int = 0,
+    new_vocab_size: int | None = None,
+    old_vocab_size: int = -1,
+    backup_initializer: Any = None,
+) -> RemapVocab:
+    """``tf.compat.v1.train.VocabInfo`` as a transform: rows (``axis=0``) or columns
+    (``axis=1``) reordered from ``old_vocab``'s token order to ``new_vocab``'s.
+
+    Args:
+        old_vocab: the checkpoint's vocabulary file (one token per line).
+        new_vocab: the new model's vocabulary file.
+        axis: 0 for embeddings and linear weights, 1 for class vocabularies.
+        num_oov_buckets: entries appended after the new vocabulary (backup values).
+        new_vocab_size: how many lines of ``new_vocab`` count (default: all).
+        old_vocab_size: how many lines of ``old_vocab`` count (``-1``: all).
+        backup_initializer: values for new tokens and OOV entries: ``None`` (zeros), a
+            number, a TF initializer (TF's values for a seeded one), or ``shape -> array``.
+
+    Example:
+        >>> remap_vocab("old_vocab.txt", "new_vocab.txt", num_oov_buckets=1).text
+        "remap_vocab('old_vocab.txt', 'new_vocab.txt', num_oov_buckets=1)"
+    """
+    return RemapVocab(
+        old_vocab,
+        new_vocab,
+        axis=axis,
+        num_oov_buckets=num_oov_buckets,
+        new_vocab_size=new_vocab_size,
+        old_vocab_size=old_vocab_size,
+        backup_initializer=backup_initializer,
+    )
+
+
 def reshape(*shape: int) -> Reshape:
     """``reshape(768, 12, 64)``; ``-1`` once; ``reshape()``: the target's shape."""
     return Reshape(*shape)
@@ -783,6 +895,7 @@ _PARSERS: dict[str, Callable[..., Transform]] = {
     "split": split,
     "concat": concat,
     "cast": cast,
+    "remap_vocab": remap_vocab,
 }
 
 
