@@ -347,3 +347,24 @@ def test_text_form_round_trips(files):
     with pytest.raises(AssignmentMapError, match="The only supported values for the axis"):
         tt.remap_vocab("a", "b", axis=2)
     assert Path(files["old"]).exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "key", "shape", "args", "parts"), CASES, ids=[c[0] for c in CASES]
+)
+def test_graph_init_from_checkpoint_with_the_transform_equals_tensorflow(
+    files, case, key, shape, args, parts
+):
+    # In a TF1 graph the map's remap_vocab becomes ops between the read and the assign.
+    want = _graph_value(V1.train.warm_start, files, key, shape, args, parts)
+    with tf.Graph().as_default():
+        kw = {"partitioner": V1.fixed_size_partitioner(parts)} if parts else {}
+        v = V1.get_variable(key, shape, initializer=V1.ones_initializer(), **kw)
+        report = tv1.init_from_checkpoint(files["ckpt"], {key: tt.to(key, _transform(files, args))})
+        assert report.transforms[key].startswith("remap_vocab(")
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            got = sess.run(v.as_tensor() if parts else v)
+    if parts:  # the transform sees the whole tensor: TF's unpartitioned values
+        want = _graph_value(V1.train.warm_start, files, key, shape, args, None)
+    assert got.tobytes() == want.tobytes(), (case, got, want)

@@ -24,7 +24,7 @@ from ..reader import CheckpointInfo
 from ..variables import TargetVariable
 from ..vocab import VocabError, VocabRemap
 
-__all__ = ["VocabPlan", "build_vocab_initializers", "plan_vocab"]
+__all__ = ["VocabPlan", "build_vocab_initializers", "plan_vocab", "remap_ops"]
 
 
 @dataclass(frozen=True)
@@ -211,3 +211,46 @@ def _part_value(plan: VocabPlan, part: Any, prefix: str) -> Any:
     if remap.num_oov_buckets:
         value = tf.concat([value, tf.convert_to_tensor(init([rows, remap.num_oov_buckets]))], 1)
     return value
+
+
+def remap_ops(remap: VocabRemap, value: Any, shape: tuple[int, ...]) -> Any:
+    """``remap_vocab`` on a tensor already read (a map's route in a TF1 graph).
+
+    The vocabulary files are read when the ops run, by TF's ``GenerateVocabRemapping``;
+    the backup initializer is called as TF's warm-start calls it (missing entries as
+    ``[n, 1]``, row-major, then the OOV block), so a seeded one gives TF's values.
+    """
+    init = _initializer(remap)
+    n_new = remap.out_shape(shape)[remap.axis] - remap.num_oov_buckets
+    old_size = remap.old_vocab_size if remap.axis == 0 else -1  # TF: rows only
+    index, present = tf.raw_ops.GenerateVocabRemapping(
+        new_vocab_file=remap.new_vocab,
+        old_vocab_file=remap.old_vocab,
+        new_vocab_offset=0,
+        num_new_vocab=n_new,
+        old_vocab_size=old_size,
+    )
+    x = value if remap.axis == 0 else tf.transpose(value)
+    if len(shape) == 1:
+        x = tf.reshape(x, [-1, 1])
+    width = int(x.shape[1]) if remap.axis == 0 else int(shape[0])
+    gathered = tf.gather(x, tf.where(index >= 0, index, tf.zeros_like(index)))
+    missing = tf.where(index < 0)
+    n_missing = tf.cast(tf.shape(missing)[0], tf.int64)
+    backup = tf.convert_to_tensor(init([n_missing * width, 1]))
+    if remap.axis == 1:  # TF fills missing cells row-major over [rows, new columns]
+        fill = tf.transpose(tf.reshape(backup, [width, -1]))
+    else:
+        fill = tf.reshape(backup, [-1, width])
+    out = tf.tensor_scatter_nd_update(gathered, missing, tf.cast(fill, gathered.dtype))
+    if remap.num_oov_buckets:
+        oov_shape = (
+            [remap.num_oov_buckets, width] if remap.axis == 0 else [width, remap.num_oov_buckets]
+        )
+        oov = tf.convert_to_tensor(init(oov_shape))
+        if remap.axis == 1:
+            oov = tf.transpose(oov)
+        out = tf.concat([out, tf.cast(oov, out.dtype)], 0)
+    if len(shape) == 1:
+        out = tf.reshape(out, [-1])
+    return out if remap.axis == 0 else tf.transpose(out)
