@@ -275,3 +275,20 @@ def test_cli_startup_detects_a_tensorflow_import():
     log = "import time:      4317 |    2429078 | tensorflow\nimport time: 1 | 1 |   json\n"
     assert bench.imports_tensorflow(log)
     assert not bench.imports_tensorflow("import time: 1 | 1 |   tensorflow_estimator\n")
+
+
+def test_remap_vocab_quick(tmp_path):
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "remap.json"
+    proc = _run(
+        [BENCH / "remap_vocab.py", "--quick", "--methods", "ours_transform,tf_warm_start",
+         "--out", out],
+        tmp_path,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["identical"] is True and result["rows"] == 20_000
+    assert set(result["results"]) == {"ours_transform", "tf_warm_start"}
+    for r in result["results"].values():
+        assert r["best_seconds"] > 0 and r["peak_above_base"] >= 0

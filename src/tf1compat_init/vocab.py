@@ -49,24 +49,40 @@ def read_vocab(path: str | os.PathLike) -> list[bytes]:
     Raises:
         VocabError: the file does not exist or cannot be read.
     """
-    path = os.fspath(path)
+    return list(_read(os.fspath(path))[1])
+
+
+def _stat_key(path: str) -> tuple[str, int, int]:
     try:
         st = os.stat(path)
     except OSError as e:
         raise VocabError(f"vocabulary file {path} cannot be read: {e.strerror}") from None
-    key = (path, st.st_mtime_ns, st.st_size)
+    return (path, st.st_mtime_ns, st.st_size)
+
+
+def _read(path: str) -> tuple[tuple[str, int, int], list[bytes]]:
+    key = _stat_key(path)
     cached = _CACHE.get(key)
     if cached is not None:
-        return cached
+        return key, cached
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # a final newline ends the last line; it starts none
-    tokens = [t[:-1] if t.endswith(b"\r") else t for t in lines]
-    _CACHE.clear()  # one vocabulary pair at a time is what a remap needs
-    _CACHE[key] = tokens
-    return tokens
+    if b"\r" in data:
+        lines = [t[:-1] if t.endswith(b"\r") else t for t in lines]
+    if len(_CACHE) >= 4:  # a remap needs two files; plan and apply read them twice
+        _NUL.discard(next(iter(_CACHE)))
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = lines
+    if b"\0" in data:
+        _NUL.add(key)
+    return key, lines
+
+
+_INDEX: dict[tuple, tuple[np.ndarray, int]] = {}
+_NUL: set[tuple[str, int, int]] = set()  # files with NUL bytes in them
 
 
 @dataclass(frozen=True)
@@ -127,7 +143,11 @@ class VocabRemap:
     # -- sizes, checked without reading the tensor --------------------------------------------
 
     def new_tokens(self) -> list[bytes]:
-        tokens = read_vocab(self.new_vocab)
+        """The new vocabulary's tokens that count (the first ``new_vocab_size``)."""
+        return self._new()[1]
+
+    def _new(self) -> tuple[tuple, list[bytes]]:
+        key, tokens = _read(self.new_vocab)
         if not tokens:
             raise VocabError(f"new vocabulary file {self.new_vocab} is empty")
         n = len(tokens) if self.new_vocab_size is None else self.new_vocab_size
@@ -136,10 +156,10 @@ class VocabRemap:
                 f"new_vocab_size is {n}, but the new vocabulary file {self.new_vocab} has "
                 f"{len(tokens)} line(s)"
             )
-        return tokens[:n]
+        return key, tokens[:n] if n < len(tokens) else tokens
 
-    def old_index(self) -> dict[bytes, int]:
-        tokens = read_vocab(self.old_vocab)
+    def _old(self) -> tuple[tuple, list[bytes]]:
+        key, tokens = _read(self.old_vocab)
         if not tokens:
             raise VocabError(f"old vocabulary file {self.old_vocab} is empty")
         # TF truncates the old vocabulary of rows only: with axis=1 it remaps columns
@@ -149,17 +169,56 @@ class VocabRemap:
             raise VocabError(
                 f"Invalid vocab_size in {self.old_vocab}: expected {size} but got {len(tokens)}"
             )
-        n = len(tokens) if size == -1 else size
-        index: dict[bytes, int] = {}
-        for i, token in enumerate(tokens[:n]):
-            prev = index.setdefault(token, i)
-            if prev != i:
-                raise VocabError(
-                    f"old vocabulary file {self.old_vocab} lists {token.decode(errors='replace')!r} "
-                    f"twice (lines {prev + 1} and {i + 1}); TensorFlow fails with: HashTable has "
-                    f"different value for same key"
-                )
-        return index
+        return key, tokens if size == -1 else tokens[:size]
+
+    def remapping(self) -> np.ndarray:
+        """For each new token, its index among the old tokens that count, or -1 (int64).
+
+        Vectorized (sorted old tokens, binary search), computed once per pair of files
+        and sizes: a plan and its apply share it.
+
+        Raises:
+            VocabError: a file is missing or empty, too short, or the old one lists a
+                token twice (TF: ``HashTable has different value for same key``).
+        """
+        import numpy as np
+
+        new_key, new = self._new()
+        old_key, old = self._old()
+        cache_key = (new_key, len(new), old_key, len(old))
+        hit = _INDEX.get(cache_key)
+        if hit is not None:
+            return hit[0]
+        old_arr = np.array(old, dtype=bytes)
+        order = np.argsort(old_arr, kind="stable")
+        ordered = old_arr[order]
+        same = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if len(same):
+            i = int(same[0])
+            first, second = sorted((int(order[i]), int(order[i + 1])))
+            token = old[first].decode(errors="replace")
+            raise VocabError(
+                f"old vocabulary file {self.old_vocab} lists {token!r} twice (lines "
+                f"{first + 1} and {second + 1}); TensorFlow fails with: HashTable has "
+                f"different value for same key"
+            )
+        new_arr = np.array(new, dtype=bytes)
+        pos = np.searchsorted(ordered, new_arr)
+        np.minimum(pos, len(ordered) - 1, out=pos)
+        found = ordered[pos] == new_arr
+        if new_key in _NUL or old_key in _NUL:
+            # numpy's bytes dtype drops trailing NULs: compare such files' tokens exactly.
+            found &= np.fromiter(
+                (old[int(order[p])] == t for p, t in zip(pos, new, strict=True)), bool, len(new)
+            )
+        idx = np.where(found, order[pos], -1).astype(np.int64)
+        _INDEX.clear()
+        _INDEX[cache_key] = (idx, len(old))
+        return idx
+
+    def old_size(self) -> int:
+        """How many old tokens count."""
+        return len(self._old()[1])
 
     def out_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The remapped shape of a checkpoint tensor of ``shape``; checks the files.
@@ -169,7 +228,7 @@ class VocabRemap:
         """
         return self._checked(shape)[0]
 
-    def _checked(self, shape: Sequence[int]) -> tuple[tuple[int, ...], list[bytes], dict]:
+    def _checked(self, shape: Sequence[int]) -> tuple[tuple[int, ...], np.ndarray]:
         shape = tuple(int(d) for d in shape)
         if self.axis == 1 and len(shape) != 2:
             raise VocabError(
@@ -179,22 +238,18 @@ class VocabRemap:
             raise VocabError(
                 f"a vocabulary remaps a 1-D or 2-D tensor; the checkpoint tensor is {_fmt(shape)}"
             )
-        new = self.new_tokens()
-        old = self.old_index()
-        if len(old) > shape[self.axis]:
+        idx = self.remapping()
+        n_old = self.old_size()
+        if n_old > shape[self.axis]:
             raise VocabError(
-                f"the old vocabulary ({self.old_vocab}, {len(old)} tokens) is longer than the "
+                f"the old vocabulary ({self.old_vocab}, {n_old} tokens) is longer than the "
                 f"checkpoint tensor's axis {self.axis} ({shape[self.axis]} entries of "
                 f"{_fmt(shape)}): is it the vocabulary of this tensor? (old_vocab_size= "
                 f"counts only the first tokens)"
             )
         out = list(shape)
-        out[self.axis] = len(new) + self.num_oov_buckets
-        return tuple(out), new, old
-
-    def remapping(self) -> np.ndarray:
-        """For each new token, its index in the old vocabulary, or -1 (int64)."""
-        return _remapping(self.new_tokens(), self.old_index())
+        out[self.axis] = len(idx) + self.num_oov_buckets
+        return tuple(out), idx
 
     # -- values ---------------------------------------------------------------------------------
 
@@ -208,15 +263,14 @@ class VocabRemap:
         """
         import numpy as np
 
-        shape, new, old = self._checked(array.shape)
+        shape, idx = self._checked(array.shape)
         out = alloc(shape, array.dtype) if alloc is not None else np.empty(shape, array.dtype)
-        idx = _remapping(new, old)
         n_new = len(idx)
         present = idx >= 0
         safe = np.where(present, idx, 0)
         missing = np.flatnonzero(~present)
         if self.axis == 0:
-            np.take(array, safe, axis=0, out=out[:n_new], mode="clip")
+            _gather_rows(array, safe, out[:n_new])
             row = shape[1:]  # () for a 1-D tensor
             size = int(np.prod(row, dtype=np.int64))
             shapes = [[len(missing) * size, 1]] + (
@@ -229,7 +283,7 @@ class VocabRemap:
                 out[n_new:] = _shaped(values[1], (self.num_oov_buckets, *row))
         else:
             rows = shape[0]
-            np.take(array, safe, axis=1, out=out[:, :n_new], mode="clip")
+            _gather_columns(array, safe, out[:, :n_new])
             shapes = [[rows * len(missing), 1]] + (
                 [[rows, self.num_oov_buckets]] if self.num_oov_buckets else []
             )
@@ -279,11 +333,23 @@ def _shaped(values: Any, shape: tuple) -> Any:
     return values if values.ndim == 0 else values.reshape(shape)
 
 
-def _remapping(new: list[bytes], old: dict[bytes, int]) -> np.ndarray:
-    import numpy as np
+_CHUNK_BYTES = 16 << 20  # the temporary of one gather step
 
-    get = old.get
-    return np.fromiter((get(t, -1) for t in new), dtype=np.int64, count=len(new))
+
+def _gather_rows(array: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    # Fancy indexing in chunks: numpy copies whole rows (memcpy) this way, where
+    # np.take(out=...) goes element by element; the temporary stays one chunk.
+    row = max(1, array[:1].nbytes)
+    step = max(1, _CHUNK_BYTES // row)
+    for i in range(0, len(index), step):
+        out[i : i + step] = array[index[i : i + step]]
+
+
+def _gather_columns(array: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    row = max(1, index.size * array.itemsize)
+    step = max(1, _CHUNK_BYTES // row)
+    for i in range(0, array.shape[0], step):
+        out[i : i + step] = array[i : i + step][:, index]
 
 
 def _is_int(x: Any) -> bool:
