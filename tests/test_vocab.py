@@ -373,3 +373,36 @@ def test_graph_init_from_checkpoint_with_the_transform_equals_tensorflow(
     if parts:  # the transform sees the whole tensor: TF's unpartitioned values
         want = _graph_value(V1.train.warm_start, files, key, shape, args, None)
     assert got.tobytes() == want.tobytes(), (case, got, want)
+
+
+def test_keras_load_remaps_an_embedding(files):
+    from tf1compat_init import keras as tk
+
+    keras = pytest.importorskip("keras")
+    args = CASES[0][3]
+    want = _graph_value(V1.train.warm_start, files, "emb", (9, 4), args, None)
+    model = keras.Sequential(
+        [keras.Input((3,), dtype="int32"), keras.layers.Embedding(9, 4, name="words")]
+    )
+    report = tk.load_checkpoint(
+        model, files["ckpt"], {"emb": tt.to("words/embeddings", _transform(files, args))}
+    )
+    assert report.transforms["words/embeddings"].startswith("remap_vocab(")
+    assert model.get_layer("words").get_weights()[0].tobytes() == want.tobytes()
+
+
+def test_one_dimensional_rows_in_a_graph_map_equal_the_eager_transform(files, tmp_path):
+    prefix = tmp_path / "c" / "m.ckpt"
+    prefix.parent.mkdir()
+    bias = np.arange(6, dtype=np.float32) + 1
+    with BundleWriter(prefix) as w:
+        w.add("bias", bias)
+    t = tt.remap_vocab(files["old"], files["new"], num_oov_buckets=2, backup_initializer=0.5)
+    want = tt.run([t], [bias], [None])[0]
+    with tf.Graph().as_default():
+        v = V1.get_variable("bias", [9], initializer=V1.ones_initializer())
+        tv1.init_from_checkpoint(str(prefix), {"bias": tt.to("bias", t)})
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            got = sess.run(v)
+    assert got.tobytes() == want.tobytes()

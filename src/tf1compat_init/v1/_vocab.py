@@ -234,23 +234,32 @@ def remap_ops(remap: VocabRemap, value: Any, shape: tuple[int, ...]) -> Any:
     if len(shape) == 1:
         x = tf.reshape(x, [-1, 1])
     width = int(x.shape[1]) if remap.axis == 0 else int(shape[0])
-    gathered = tf.gather(x, tf.where(index >= 0, index, tf.zeros_like(index)))
-    missing = tf.where(index < 0)
-    n_missing = tf.cast(tf.shape(missing)[0], tf.int64)
+    n_old = tf.shape(x, out_type=tf.int64)[0]
+    lost = index < 0
+    n_missing = tf.reduce_sum(tf.cast(lost, tf.int64))
     backup = tf.convert_to_tensor(init([n_missing * width, 1]))
     if remap.axis == 1:  # TF fills missing cells row-major over [rows, new columns]
         fill = tf.transpose(tf.reshape(backup, [width, -1]))
     else:
         fill = tf.reshape(backup, [-1, width])
-    out = tf.tensor_scatter_nd_update(gathered, missing, tf.cast(fill, gathered.dtype))
+    blocks = [x, tf.cast(fill, x.dtype)]
     if remap.num_oov_buckets:
         oov_shape = (
             [remap.num_oov_buckets, width] if remap.axis == 0 else [width, remap.num_oov_buckets]
         )
         oov = tf.convert_to_tensor(init(oov_shape))
-        if remap.axis == 1:
-            oov = tf.transpose(oov)
-        out = tf.concat([out, tf.cast(oov, out.dtype)], 0)
+        blocks.append(tf.cast(oov if remap.axis == 0 else tf.transpose(oov), x.dtype))
+    # One gather from [old rows; backup rows; OOV rows]: the read, one joined copy, the
+    # output (a scatter into the gathered rows would copy the table once more).
+    missing_at = n_old + tf.cumsum(tf.cast(lost, tf.int64)) - 1
+    full = tf.concat(
+        [
+            tf.where(lost, missing_at, index),
+            n_old + n_missing + tf.range(remap.num_oov_buckets, dtype=tf.int64),
+        ],
+        0,
+    )
+    out = tf.gather(tf.concat(blocks, 0), full)
     if len(shape) == 1:
         out = tf.reshape(out, [-1])
     return out if remap.axis == 0 else tf.transpose(out)
