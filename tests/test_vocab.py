@@ -406,3 +406,13 @@ def test_one_dimensional_rows_in_a_graph_map_equal_the_eager_transform(files, tm
             sess.run(V1.global_variables_initializer())
             got = sess.run(v)
     assert got.tobytes() == want.tobytes()
+
+
+def test_tokens_are_whole_lines_even_with_nul_bytes(tmp_path):
+    # numpy's bytes dtype would strip a trailing NUL; such files are compared exactly.
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_bytes(b"a\nb\x00\nc\n")
+    new.write_bytes(b"b\x00\na\x00\nc\nb\n")
+    table = np.arange(3, dtype=np.float32)
+    out = tt.run([tt.remap_vocab(str(old), str(new), backup_initializer=-1.0)], [table], [None])
+    np.testing.assert_array_equal(out[0], np.array([1, -1, 2, -1], np.float32))

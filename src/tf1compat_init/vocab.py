@@ -49,7 +49,8 @@ def read_vocab(path: str | os.PathLike) -> list[bytes]:
     Raises:
         VocabError: the file does not exist or cannot be read.
     """
-    return list(_read(os.fspath(path))[1])
+    tokens = _read(os.fspath(path))[1]
+    return tokens if isinstance(tokens, list) else tokens.tolist()
 
 
 def _stat_key(path: str) -> tuple[str, int, int]:
@@ -60,7 +61,11 @@ def _stat_key(path: str) -> tuple[str, int, int]:
     return (path, st.st_mtime_ns, st.st_size)
 
 
-def _read(path: str) -> tuple[tuple[str, int, int], list[bytes]]:
+def _read(path: str) -> tuple[tuple[str, int, int], Any]:
+    """A file's tokens: a numpy bytes array (a list for a file with NUL bytes, which
+    numpy's bytes dtype would strip), cached by path, size and modification time."""
+    import numpy as np
+
     key = _stat_key(path)
     cached = _CACHE.get(key)
     if cached is not None:
@@ -72,13 +77,18 @@ def _read(path: str) -> tuple[tuple[str, int, int], list[bytes]]:
         lines.pop()  # a final newline ends the last line; it starts none
     if b"\r" in data:
         lines = [t[:-1] if t.endswith(b"\r") else t for t in lines]
+    has_nul = b"\0" in data
+    del data
+    # An array holds 1M tokens in a tenth of the list's memory.
+    tokens: Any = lines if has_nul else np.array(lines, dtype=bytes)
+    del lines
     if len(_CACHE) >= 4:  # a remap needs two files; plan and apply read them twice
         _NUL.discard(next(iter(_CACHE)))
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = lines
-    if b"\0" in data:
+    _CACHE[key] = tokens
+    if has_nul:
         _NUL.add(key)
-    return key, lines
+    return key, tokens
 
 
 _INDEX: dict[tuple, tuple[np.ndarray, int]] = {}
@@ -144,11 +154,12 @@ class VocabRemap:
 
     def new_tokens(self) -> list[bytes]:
         """The new vocabulary's tokens that count (the first ``new_vocab_size``)."""
-        return self._new()[1]
+        tokens = self._new()[1]
+        return tokens if isinstance(tokens, list) else tokens.tolist()
 
-    def _new(self) -> tuple[tuple, list[bytes]]:
+    def _new(self) -> tuple[tuple, Any]:
         key, tokens = _read(self.new_vocab)
-        if not tokens:
+        if not len(tokens):
             raise VocabError(f"new vocabulary file {self.new_vocab} is empty")
         n = len(tokens) if self.new_vocab_size is None else self.new_vocab_size
         if n > len(tokens):
@@ -158,9 +169,9 @@ class VocabRemap:
             )
         return key, tokens[:n] if n < len(tokens) else tokens
 
-    def _old(self) -> tuple[tuple, list[bytes]]:
+    def _old(self) -> tuple[tuple, Any]:
         key, tokens = _read(self.old_vocab)
-        if not tokens:
+        if not len(tokens):
             raise VocabError(f"old vocabulary file {self.old_vocab} is empty")
         # TF truncates the old vocabulary of rows only: with axis=1 it remaps columns
         # against the whole file, whatever old_vocab_size says.
@@ -189,20 +200,20 @@ class VocabRemap:
         hit = _INDEX.get(cache_key)
         if hit is not None:
             return hit[0]
-        old_arr = np.array(old, dtype=bytes)
+        old_arr = np.asarray(old, dtype=bytes)
         order = np.argsort(old_arr, kind="stable")
         ordered = old_arr[order]
         same = np.flatnonzero(ordered[1:] == ordered[:-1])
         if len(same):
             i = int(same[0])
             first, second = sorted((int(order[i]), int(order[i + 1])))
-            token = old[first].decode(errors="replace")
+            token = bytes(old[first]).decode(errors="replace")
             raise VocabError(
                 f"old vocabulary file {self.old_vocab} lists {token!r} twice (lines "
                 f"{first + 1} and {second + 1}); TensorFlow fails with: HashTable has "
                 f"different value for same key"
             )
-        new_arr = np.array(new, dtype=bytes)
+        new_arr = np.asarray(new, dtype=bytes)
         pos = np.searchsorted(ordered, new_arr)
         np.minimum(pos, len(ordered) - 1, out=pos)
         found = ordered[pos] == new_arr
