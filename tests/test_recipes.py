@@ -348,7 +348,9 @@ def test_cli_migrate_with_the_bert_recipe_writes_keras_weights(
         result["excluded"]["global_step"] == "recipe bert-to-keras-hub drops it ((^|/)global_step$)"
     )
     q = "transformer_layer_1/self_attention_layer/query/kernel"
-    assert result["renamed"]["bert/encoder/layer_1/attention/self/query/kernel"] == q
+    # Reshaped on the way: transformed (new -> source), not a plain rename.
+    assert result["transformed"][q] == "bert/encoder/layer_1/attention/self/query/kernel"
+    assert sum(result["counts"].values()) == len(result["tensors"])
     assert "reshape" in result["transforms"][q]
 
     model = bert_backbone(json.loads((bert_dir / "bert_config.json").read_text()))
