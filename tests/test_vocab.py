@@ -416,3 +416,27 @@ def test_tokens_are_whole_lines_even_with_nul_bytes(tmp_path):
     table = np.arange(3, dtype=np.float32)
     out = tt.run([tt.remap_vocab(str(old), str(new), backup_initializer=-1.0)], [table], [None])
     np.testing.assert_array_equal(out[0], np.array([1, -1, 2, -1], np.float32))
+
+
+@pytest.mark.parametrize("new_parts", [None, 2])
+def test_partitioned_old_variable(files, tmp_path, new_parts):
+    # The checkpoint was saved from a variable partitioned in 3: its key holds slices.
+    with tf.Graph().as_default():
+        V1.get_variable(
+            "emb",
+            [8, 4],
+            initializer=V1.random_uniform_initializer(seed=1),
+            partitioner=V1.fixed_size_partitioner(3),
+        )
+        with V1.Session() as sess:
+            sess.run(V1.global_variables_initializer())
+            prefix = V1.train.Saver().save(sess, str(tmp_path / "part.ckpt"))
+    sliced = dict(files, ckpt=prefix)
+    args = CASES[0][3]
+    want = _graph_value(V1.train.warm_start, sliced, "emb", (9, 4), args, new_parts)
+    got = _graph_value(tv1.warm_start, sliced, "emb", (9, 4), args, new_parts)
+    assert got.tobytes() == want.tobytes()
+    if new_parts is None:
+        table = open_checkpoint(prefix).read(["emb"])["emb"]
+        out = tt.run([_transform(files, args)], [table], [None])[0]
+        assert out.tobytes() == want.tobytes()
