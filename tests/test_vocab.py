@@ -120,7 +120,19 @@ def _info(files, a):
     )
 
 
+_TF_VALUES: dict = {}
+
+
 def _graph_value(warm_start, files, key, shape, args, parts):
+    if warm_start is V1.train.warm_start:  # TF's reference, computed once per case
+        cache_key = (files["ckpt"], key, shape, repr(sorted(args.items())), parts)
+        if cache_key not in _TF_VALUES:
+            _TF_VALUES[cache_key] = _run_warm_start(warm_start, files, key, shape, args, parts)
+        return _TF_VALUES[cache_key]
+    return _run_warm_start(warm_start, files, key, shape, args, parts)
+
+
+def _run_warm_start(warm_start, files, key, shape, args, parts):
     with tf.Graph().as_default():
         kw = {"partitioner": V1.fixed_size_partitioner(parts)} if parts else {}
         v = V1.get_variable(key, shape, initializer=V1.ones_initializer(), **kw)
