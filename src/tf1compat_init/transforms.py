@@ -522,15 +522,7 @@ class RemapVocab(_EachTransform):
 
     @property
     def text(self) -> str:
-        r = self.remap
-        args = [repr(r.old_vocab), repr(r.new_vocab)]
-        defaults = {"axis": 0, "num_oov_buckets": 0, "new_vocab_size": None, "old_vocab_size": -1}
-        args += [f"{k}={getattr(r, k)}" for k, d in defaults.items() if getattr(r, k) != d]
-        init = r.backup_initializer
-        if init is not None:
-            label = init if not callable(init) else getattr(init, "__name__", type(init).__name__)
-            args.append(f"backup_initializer={label}")
-        return f"remap_vocab({', '.join(args)})"
+        return self.remap.text
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RemapVocab) and other.remap == self.remap

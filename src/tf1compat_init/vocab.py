@@ -150,6 +150,18 @@ class VocabRemap:
                 f"initializer must be callable, instead of being {init} of type {type(init)}."
             )
 
+    @property
+    def text(self) -> str:
+        """The transform's text form: ``remap_vocab('old.txt', 'new.txt', axis=1)``."""
+        args = [repr(self.old_vocab), repr(self.new_vocab)]
+        defaults = {"axis": 0, "num_oov_buckets": 0, "new_vocab_size": None, "old_vocab_size": -1}
+        args += [f"{k}={getattr(self, k)}" for k, d in defaults.items() if getattr(self, k) != d]
+        init = self.backup_initializer
+        if init is not None:
+            label = init if not callable(init) else getattr(init, "__name__", type(init).__name__)
+            args.append(f"backup_initializer={label}")
+        return f"remap_vocab({', '.join(args)})"
+
     # -- sizes, checked without reading the tensor --------------------------------------------
 
     def new_tokens(self) -> list[bytes]:

@@ -39,11 +39,8 @@ class VocabPlan:
 
     @property
     def text(self) -> str:
-        from ..transforms import RemapVocab
-
-        t = RemapVocab.__new__(RemapVocab)
-        t.remap = self.remap
-        return t.text
+        """How the report shows the remapping (the transform's text form)."""
+        return self.remap.text
 
 
 def _remap_of(name: str, info: Any) -> VocabRemap:
