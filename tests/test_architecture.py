@@ -28,6 +28,7 @@ NAME = "tf1compat_init"
 ENGINE = {
     NAME,
     f"{NAME}._apply_routes",
+    f"{NAME}._initializers",
     f"{NAME}._assign_batch",
     f"{NAME}._gc",
     f"{NAME}._jobs",
@@ -41,6 +42,7 @@ ENGINE = {
     f"{NAME}.transforms",
     f"{NAME}.variables",
     f"{NAME}.view",
+    f"{NAME}.vocab",
     # the library's recipes: data on the transforms API, imported by its registry
     f"{NAME}.recipes",
     f"{NAME}.recipes._common",

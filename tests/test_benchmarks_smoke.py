@@ -292,3 +292,20 @@ def test_crc_backends_quick(tmp_path):
     zero_copy = result["zero_copy"]
     assert all(row["zero_copy"] for row in zero_copy["crc32c"].values())
     assert not zero_copy["google_crc32c.extend"]["memoryview slice (64 KiB)"]["zero_copy"]
+
+
+def test_remap_vocab_quick(tmp_path):
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "remap.json"
+    proc = _run(
+        [BENCH / "remap_vocab.py", "--quick", "--methods", "ours_transform,tf_warm_start",
+         "--out", out],
+        tmp_path,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["identical"] is True and result["rows"] == 20_000
+    assert set(result["results"]) == {"ours_transform", "tf_warm_start"}
+    for r in result["results"].values():
+        assert r["best_seconds"] > 0 and r["peak_above_base"] >= 0

@@ -351,16 +351,17 @@ def test_plan_shows_each_transform(ckpt):
         "q": "reshape(6, 2, 3)",
         "k": "reshape()",
         "v": "transpose(1, 0) | cast(float16)",
-        "a": "split(-1)",
-        "b": "split(-1)",
-        "c": "split(-1)",
+        "a": "split(-1)[0]",
+        "b": "split(-1)[1]",
+        "c": "split(-1)[2]",
         "qk": "concat(0)",
         "kv": "concat(-1)",
     }
     text = str(report)
     assert re.search(r"loaded +v +<- ckpt/v/kernel \| transpose\(1, 0\) \| cast\(float16\)", text)
     assert re.search(r"loaded +qk +<- ckpt/q/kernel \+ ckpt/k/kernel \| concat\(0\)", text)
-    assert report.to_dict()["transforms"]["a"] == "split(-1)"
+    assert report.to_dict()["transforms"]["a"] == "split(-1)[0]"
+    assert re.search(r"loaded +c +<- ckpt/qkv/kernel \| split\(-1\)\[2\]", text)
     assert "ckpt/ids" in report.unused and "ckpt/qkv/kernel" not in report.unused
     routes = {p.target: p.route for p in plan.entries}
     assert routes["c"].index == 2 and routes["c"].targets == ("a", "b", "c")
@@ -527,10 +528,22 @@ def test_migrate_tf1_applies_transforms_streaming(ckpt, tmp_path, demo_recipe):
     result = migrate(ckpt, dst, recipe="test-demo")
     assert result.transforms == {
         "q": "reshape(6, 2, 3)",
-        "a": "split(-1)",
-        "b": "split(-1)",
-        "c": "split(-1)",
+        "a": "split(-1)[0]",
+        "b": "split(-1)[1]",
+        "c": "split(-1)[2]",
     }
+    # One source into three tensors: transformed, not "renamed" (a source -> new table
+    # keeps one of three); the counts add up to the tensors written.
+    assert result.transformed == {
+        "q": "ckpt/q/kernel",
+        "a": "ckpt/qkv/kernel",
+        "b": "ckpt/qkv/kernel",
+        "c": "ckpt/qkv/kernel",
+    }
+    assert result.renamed == {}
+    assert result.counts() == {"renamed": 0, "transformed": 4, "unchanged": 3}
+    assert sum(result.counts().values()) == len(result.tensors) == 7
+    assert "7 tensors (0 renamed, 4 transformed, 3 unchanged)" in result.summary()
     assert result.excluded["global_step"].startswith("recipe test-demo drops it")
     out = open_checkpoint(dst)
     values = out.read()
@@ -550,7 +563,16 @@ def test_migrate_tf1_applies_transforms_streaming(ckpt, tmp_path, demo_recipe):
 
 def test_migrate_concat_and_cast(ckpt, tmp_path):
     dst = tmp_path / "out" / "model.ckpt"
-    migrate(ckpt, dst, {"ckpt/q/kernel + ckpt/k/kernel": "qk | concat(0) | cast(float16)"})
+    result = migrate(
+        ckpt,
+        dst,
+        {"ckpt/q/kernel + ckpt/k/kernel": "qk | concat(0) | cast(float16)", "global_step": "step"},
+    )
+    # n -> 1: one tensor from two sources; a plain rename beside it.
+    assert result.transformed == {"qk": "ckpt/q/kernel + ckpt/k/kernel"}
+    assert result.renamed == {"global_step": "step"}
+    assert result.counts() == {"renamed": 1, "transformed": 1, "unchanged": 4}
+    assert sum(result.counts().values()) == len(result.tensors)
     values = open_checkpoint(dst).read(["qk"])
     want = np.concatenate([TENSORS["ckpt/q/kernel"], TENSORS["ckpt/k/kernel"]]).astype(np.float16)
     np.testing.assert_array_equal(values["qk"], want)
@@ -630,11 +652,13 @@ def test_cli_recipe(ckpt, tmp_path, capsys, demo_recipe):
     rc, out, err = _run(capsys, "migrate", ckpt, dst, "--recipe", "test-demo", "--json")
     assert rc == 0, err
     data = json.loads(out)
-    assert data["transforms"]["b"] == "split(-1)"
+    assert data["transforms"]["b"] == "split(-1)[1]"
+    assert data["transformed"]["b"] == "ckpt/qkv/kernel"
+    assert sum(data["counts"].values()) == len(data["tensors"])
     assert "global_step" in data["excluded"]
     rc, out, err = _run(capsys, "plan", ckpt, "--target", dst, "--recipe", "test-demo")
     assert rc == 0, err
-    assert re.search(r"loaded\s+b\s+<- ckpt/qkv/kernel \(renamed b\) \| split\(-1\)", out)
+    assert re.search(r"loaded\s+b\s+<- ckpt/qkv/kernel \(renamed b\) \| split\(-1\)\[1\]", out)
     assert re.search(r"excluded\s+global_step\s+recipe test-demo drops it", out)
     rc, _, err = _run(capsys, "migrate", ckpt, tmp_path / "o2" / "m", "--recipe", "no-such")
     assert rc == 1 and "no recipe named 'no-such'" in err

@@ -99,7 +99,7 @@ def test_apply_plan_assigns_transformed_values(ckpt):
     targets = collect_targets(list(variables.values()), name_of=lambda v: _name(variables, v))
     plan = plan_restore(ckpt, target_specs(targets), MAP)
     report = apply_plan(plan, targets)
-    assert report.applied and report.transforms["b/kernel"] == "split(-1) | cast(float16)"
+    assert report.applied and report.transforms["b/kernel"] == "split(-1)[1] | cast(float16)"
     for name, want in _want().items():
         np.testing.assert_array_equal(variables[name].numpy(), want, err_msg=name)
 
@@ -315,8 +315,8 @@ def test_checkpoint_restore_with_transforms_and_recipe(ckpt):
     }
     report = restore(root, ckpt, amap)
     assert report.transforms == {
-        "model/a": "split(-1) | cast(float16)",
-        "model/b": "split(-1) | cast(float16)",
+        "model/a": "split(-1)[0] | cast(float16)",
+        "model/b": "split(-1)[1] | cast(float16)",
         "model/q": "reshape()",
     }
     np.testing.assert_array_equal(root.model.q.numpy(), Q.reshape(6, 2, 3))

@@ -738,7 +738,7 @@ def test_warm_start_checks_before_changing_anything(pre):
             tv1.warm_start(pre, "kernel")
         # TF raises this only after replacing the initializers.
         with pytest.raises(AssignmentMapError, match="Perhaps you misspelled them"):
-            tv1.warm_start(pre, ".*", {"pretrained/ww": "pretrained/w"})
+            tv1.warm_start(pre, ".*", var_name_to_prev_var_name={"pretrained/ww": "pretrained/w"})
         with pytest.raises(AssignmentMapError, match="not a valid regex"):
             tv1.warm_start(pre, ["pretrained/w("])
         with pytest.raises(TypeError, match="vars_to_warm_start"):

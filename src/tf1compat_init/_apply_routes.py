@@ -76,7 +76,7 @@ def check_groups(groups: list[RoutedGroup], checkpoint: Any) -> None:
             outs = group.route.infer(ins, group.shapes)
         except TransformError as e:
             raise TargetError(
-                f"{group.route.source} | {group.route.text} no longer fits its targets: {e};"
+                f"{group.route.source} | {group.route.pipeline_text} no longer fits its targets: {e};"
                 f" nothing was assigned. Make a new plan for these variables"
             ) from None
         for job, index in group.jobs:

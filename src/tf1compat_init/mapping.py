@@ -35,6 +35,7 @@ shows the corrected map.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -46,8 +47,43 @@ from .errors import AssignmentMapError
 from .policy import check_policy_value
 
 ROOT = "/"
+#: A string key with this prefix is a regular expression (``"re:layer_(\\d+)/(.*)"``):
+#: the form a JSON map file can hold. TF names never contain ``:``, so no key is mistaken.
+REGEX_PREFIX = "re:"
 
-__all__ = ["ROOT", "AssignmentMap", "Pair", "Rule"]
+__all__ = ["REGEX_PREFIX", "ROOT", "AssignmentMap", "Pair", "Rule"]
+
+
+def _compile_rule_key(key: str, written: str) -> re.Pattern:
+    pattern = key[len(REGEX_PREFIX) :]
+    if not pattern:
+        raise AssignmentMapError(f"rule {written}: the regex after {REGEX_PREFIX!r} is empty")
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise AssignmentMapError(
+            f"rule {written}: regex {pattern!r} does not compile: {e}"
+        ) from None
+
+
+def _object_form(value: Any) -> Any:
+    """A map value written as an object, ``{"target": ..., "leaves": {...}}``, as a
+    ``tt.Leaves`` (with leaves) or its target (without); other values as they are."""
+    if not isinstance(value, Mapping):
+        return value
+    unknown = sorted(set(value) - {"target", "leaves"})
+    if unknown or "target" not in value:
+        raise tt.TransformError(
+            f'an object value is {{"target": TEMPLATE, "leaves": {{"g": "gamma"}}}}; got keys '
+            f"{sorted(value)}"
+        )
+    target = value["target"]
+    if "leaves" not in value:
+        return target
+    renames = value["leaves"]
+    if not isinstance(renames, Mapping):
+        raise tt.TransformError(f'"leaves" maps old leaf names to new ones; got {renames!r}')
+    return tt.leaves(target, dict(renames))
 
 
 @dataclass(frozen=True)
@@ -61,6 +97,7 @@ class Rule:
         text: how the rule reads in a message, as the user wrote it.
         to: the targets and transforms of a rule with transforms (``tt.To``), else None.
         keys: the checkpoint keys of a concat rule (``("a", "b")``), else ``()``.
+        leaves: a regex rule's leaf renames (``tt.Leaves``), else None.
     """
 
     kind: str
@@ -69,6 +106,12 @@ class Rule:
     text: str
     to: Any = None
     keys: tuple[str, ...] = ()
+    leaves: Any = None
+
+    def expand(self, match: re.Match, template: str) -> str:
+        """A regex rule's target for one match: the template, then the leaf renames."""
+        out = match.expand(template)
+        return self.leaves.rename(out) if self.leaves is not None else out
 
 
 class Pair(NamedTuple):
@@ -279,14 +322,29 @@ class AssignmentMap:
         return plain + [r for r in parsed if r.kind == "regex"]
 
     def _parse_pair(self, key: Any, value: Any) -> Rule:
+        written = _fmt(_key_text(key), _value_text(value))
+        if isinstance(key, str) and key.startswith(REGEX_PREFIX):
+            key = _compile_rule_key(key, written)
+        leaf_renames = None
         try:
+            value = _object_form(value)
+            if isinstance(value, tt.Leaves):
+                if not isinstance(key, re.Pattern):
+                    raise tt.TransformError(
+                        f"leaf renames need a regex key (re.compile(...), or "
+                        f"'{REGEX_PREFIX}...' in a map file); {key!r} is not one"
+                    )
+                leaf_renames, value = value, value.target
             routed = self._parse_routed(key, value)
         except tt.TransformError as e:
-            raise AssignmentMapError(
-                f"rule {_fmt(_key_text(key), _value_text(value))}: {e}"
-            ) from None
+            raise AssignmentMapError(f"rule {written}: {e}") from None
         if routed is not None:
-            return routed
+            if leaf_renames is None:
+                return routed
+            return dataclasses.replace(routed, leaves=leaf_renames, text=written)
+        if leaf_renames is not None:
+            rule = self._parse_pair(key, value)
+            return dataclasses.replace(rule, leaves=leaf_renames, text=written)
         if isinstance(key, re.Pattern):
             if not isinstance(value, str):
                 raise AssignmentMapError(
@@ -585,7 +643,7 @@ class AssignmentMap:
             matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
             why = (
                 f"it matches checkpoint keys such as {matched}, but none expands to a variable to "
-                f"restore (for example {pattern.sub(rule.target or '', matched[0])!r})"
+                f"restore (for example {rule.expand(pattern.fullmatch(matched[0]), rule.target or '')!r})"
                 if matched
                 else "it matches no checkpoint key" + _did_you_mean(pattern.pattern, ckpt.sorted)
             )
@@ -651,7 +709,7 @@ def _regex_matches(
         if m is None:
             continue
         try:
-            expanded = tuple(m.expand(t) for t in templates)
+            expanded = tuple(rule.expand(m, t) for t in templates)
         except (re.error, IndexError) as e:
             raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
         yield key, expanded
@@ -664,7 +722,11 @@ def _key_text(key: Any) -> Any:
 
 
 def _value_text(value: Any) -> Any:
-    return value.text if isinstance(value, tt.To) else value
+    if isinstance(value, tt.To | tt.Leaves):
+        return value.text
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
 def _join(scope: str, name: str) -> str:
@@ -699,7 +761,7 @@ def _rename_routed(
             if m is None:
                 continue
             try:
-                news = tuple(m.expand(t) for t in to.targets)
+                news = tuple(rule.expand(m, t) for t in to.targets)
             except (re.error, IndexError) as e:
                 raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
             out.append((rule, (n,), news))
@@ -709,7 +771,7 @@ def _rename_routed(
                 + _did_you_mean(rule.key.pattern, names)
             )
         return out
-    plain = Rule(rule.kind, rule.key, rule.target, rule.text)
+    plain = Rule(rule.kind, rule.key, rule.target, rule.text, leaves=rule.leaves)
     return [(rule, (src,), (new,)) for src, new in _rename_rule(plain, names, name_set)]
 
 
@@ -742,7 +804,7 @@ def _rename_rule(rule: Rule, names: list[str], name_set: set[str]) -> list[tuple
             if m is None:
                 continue
             try:
-                new = m.expand(rule.target or "")
+                new = rule.expand(m, rule.target or "")
             except (re.error, IndexError) as e:
                 raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
             if not new:

@@ -35,24 +35,40 @@ __all__ = [
     "resolve_policy",
 ]
 
-#: The names ``tf.compat.v1.train`` optimizers give their state (``re.search``): Adam's
-#: beta powers and every optimizer's slots. The one list behind :data:`DEFAULT_OPTIONAL`
-#: and migrate's ``drop_optimizer`` (:data:`tf1compat_init.migrate.OPTIMIZER_PATTERNS`).
+#: Optimizer state in name-based checkpoints (``re.search``), the one list behind
+#: :data:`DEFAULT_OPTIONAL`, migrate's ``drop_optimizer``
+#: (:data:`tf1compat_init.migrate.OPTIMIZER_PATTERNS`) and the recipes' ``drop``
+#: (:data:`tf1compat_init.recipes.TRAINING_STATE`), so a fine-tune's slots are optional,
+#: dropped and left out alike. Each entry is written against the names the real optimizer
+#: gives (``tests/test_optimizer_state.py`` builds them):
 OPTIMIZER_STATE: tuple[str, ...] = (
+    # tf.compat.v1.train: a slot is ``<var>/<optimizer name>``, a second one ``..._1``;
+    # contrib's AdamW, LazyAdam and AdaMax, LAMB and Adafactor as tf.train.Optimizers too.
+    r"/(Momentum|Adam|RMSProp|Adagrad|AdagradDA|Adadelta|Ftrl|ProximalAdagrad|AdamW|LazyAdam|"
+    r"AdaMax|AdamWeightDecay|LAMB|Lamb|Adafactor)(_\d+)?$",
+    # Adam's (and AdamW's, LazyAdam's) step powers, one pair per optimizer instance.
     r"(^|/)beta[12]_power(_\d+)?$",
-    r"/(Momentum|Adam|Adam_1|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|Adadelta_1|Ftrl|Ftrl_1|"
-    r"ProximalAdagrad)(_\d+)?$",
+    # bert-tensorflow's AdamWeightDecayOptimizer (BERT, ALBERT, ELECTRA fine-tunes),
+    # ALBERT's and others' LAMB: ``<var>/adam_m``, ``<var>/lamb_v``.
+    r"/(adam|lamb)_[mv]$",
+    # Adafactor: tensor2tensor-style ``<var>/adafactor_vr`` and Mesh TF's ``<var>_slot_vc``.
+    r"/adafactor_(vr|vc|v|m)$",
+    r"_slot_(vr|vc|v|m)$",
+    # Keras 2 (tf_keras) legacy optimizers saved name-based: ``<Opt>/<var>/m``,
+    # ``<Opt>/iter``, hyperparameters; under ``training/`` when compiled in a TF1 graph.
+    r"^(training(_\d+)?/)?(Adam|SGD|RMSprop|Adagrad|Adadelta|Adamax|Nadam|Ftrl)(_\d+)?/",
+    # The step counter every tf.compat.v1 optimizer advances (``minimize(global_step=)``).
+    r"(^|/)global_step$",
 )
 
 #: Targets that may be absent from a checkpoint without error (``re.search``):
 #: training state that a fresh model builds but a pretrained checkpoint often lacks.
-#: Besides optimizer state, step counters and moving-average shadows, which migrate's
-#: ``drop_optimizer`` keeps on purpose: they are not the optimizer's, and evaluation
-#: (EMA) or a resumed schedule (``global_step``) may still need them.
+#: Besides :data:`OPTIMIZER_STATE`, ``tf.train.Checkpoint``'s ``save_counter`` and
+#: moving-average shadows (which migrate's ``drop_optimizer`` keeps: they are not the
+#: optimizer's, and evaluation may still need them).
 DEFAULT_OPTIONAL: tuple[str, ...] = (
-    r"(^|/)global_step$",
-    r"(^|/)save_counter$",
     *OPTIMIZER_STATE,
+    r"(^|/)save_counter$",
     r"/ExponentialMovingAverage(_\d+)?$",
 )
 

@@ -44,7 +44,9 @@ __all__ = [
     "Cast",
     "Concat",
     "Fn",
+    "Leaves",
     "Recipe",
+    "RemapVocab",
     "Reshape",
     "Route",
     "Split",
@@ -57,12 +59,14 @@ __all__ = [
     "fn",
     "get_recipe",
     "infer",
+    "leaves",
     "list_recipes",
     "parse_key",
     "parse_target",
     "parse_transforms",
     "recipe_map",
     "register",
+    "remap_vocab",
     "reshape",
     "run",
     "split",
@@ -480,6 +484,108 @@ class Fn(_EachTransform):
         return result
 
 
+class RemapVocab(_EachTransform):
+    """``remap_vocab(old_vocab, new_vocab, ...)``: rows (or columns) reordered by token.
+
+    ``tf.compat.v1.train.VocabInfo``'s remapping (see :mod:`tf1compat_init.vocab`): entry
+    ``i`` takes the old entry of the new vocabulary's token ``i``; new tokens and
+    ``num_oov_buckets`` appended entries take the backup initializer's values. The
+    vocabulary files are read and checked at plan time; one copy (the output).
+    """
+
+    name = "remap_vocab"
+
+    def __init__(
+        self,
+        old_vocab: Any,
+        new_vocab: Any,
+        axis: int = 0,
+        num_oov_buckets: int = 0,
+        new_vocab_size: int | None = None,
+        old_vocab_size: int = -1,
+        backup_initializer: Any = None,
+    ) -> None:
+        from .vocab import VocabError, VocabRemap
+
+        try:
+            self.remap = VocabRemap(
+                old_vocab,
+                new_vocab,
+                axis=axis,
+                num_oov_buckets=num_oov_buckets,
+                new_vocab_size=new_vocab_size,
+                old_vocab_size=old_vocab_size,
+                backup_initializer=backup_initializer,
+            )
+        except VocabError as e:
+            raise TransformError(f"remap_vocab: {e}") from None
+
+    @property
+    def text(self) -> str:
+        return self.remap.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemapVocab) and other.remap == self.remap
+
+    def __hash__(self) -> int:
+        return hash(("remap_vocab", self.text, id(self.remap.backup_initializer)))
+
+    def one_spec(self, shape: tuple, dtype: str, target: tuple | None) -> Spec:
+        from .vocab import VocabError
+
+        if dtype == "string":
+            raise TransformError(f"{self.text} cannot remap a string tensor")
+        try:
+            return self.remap.out_shape(shape), dtype
+        except VocabError as e:
+            raise TransformError(f"{self.text}: {e}") from None
+
+    def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
+        from .vocab import VocabError
+
+        try:
+            return self.remap.apply(array, alloc)
+        except VocabError as e:  # a file changed since the plan
+            raise TransformError(f"{self.text}: {e}") from None
+
+
+def remap_vocab(
+    old_vocab: Any,
+    new_vocab: Any,
+    axis: int = 0,
+    num_oov_buckets: int = 0,
+    new_vocab_size: int | None = None,
+    old_vocab_size: int = -1,
+    backup_initializer: Any = None,
+) -> RemapVocab:
+    """``tf.compat.v1.train.VocabInfo`` as a transform: rows (``axis=0``) or columns
+    (``axis=1``) reordered from ``old_vocab``'s token order to ``new_vocab``'s.
+
+    Args:
+        old_vocab: the checkpoint's vocabulary file (one token per line).
+        new_vocab: the new model's vocabulary file.
+        axis: 0 for embeddings and linear weights, 1 for class vocabularies.
+        num_oov_buckets: entries appended after the new vocabulary (backup values).
+        new_vocab_size: how many lines of ``new_vocab`` count (default: all).
+        old_vocab_size: how many lines of ``old_vocab`` count (``-1``: all).
+        backup_initializer: values for new tokens and OOV entries: ``None`` (zeros), a
+            number, a TF initializer (TF's values for a seeded one), or ``shape -> array``.
+
+    Example:
+        >>> remap_vocab("old_vocab.txt", "new_vocab.txt", num_oov_buckets=1).text
+        "remap_vocab('old_vocab.txt', 'new_vocab.txt', num_oov_buckets=1)"
+    """
+    return RemapVocab(
+        old_vocab,
+        new_vocab,
+        axis=axis,
+        num_oov_buckets=num_oov_buckets,
+        new_vocab_size=new_vocab_size,
+        old_vocab_size=old_vocab_size,
+        backup_initializer=backup_initializer,
+    )
+
+
 def reshape(*shape: int) -> Reshape:
     """``reshape(768, 12, 64)``; ``-1`` once; ``reshape()``: the target's shape."""
     return Reshape(*shape)
@@ -675,7 +781,21 @@ class Route:
 
     @property
     def text(self) -> str:
-        """The pipeline's text, ``reshape(768, 12, 64) | cast(float16)``."""
+        """The pipeline as this route's target gets it: ``split(-1)[1] | reshape(32, 2, 16)``.
+
+        A route that fills several targets names the part each one takes (``[0]``,
+        ``[1]``, ... after the ``split``), so a q/k swap shows in the report even though
+        the shapes agree.
+        """
+        if len(self.targets) < 2:
+            return _pipeline_text(self.steps)
+        return " | ".join(
+            f"{s.text}[{self.index}]" if isinstance(s, Split) else s.text for s in self.steps
+        )
+
+    @property
+    def pipeline_text(self) -> str:
+        """The pipeline's text, the same for every target it fills."""
         return _pipeline_text(self.steps)
 
     @property
@@ -705,6 +825,60 @@ class Route:
         return replace(self, keys=tuple(keys[k] for k in self.keys))
 
 
+@dataclass(frozen=True)
+class Leaves:
+    """A regex rule's target whose last name component is renamed: ``tt.leaves(...)``.
+
+    Attributes:
+        target: the template (back-references allowed), with or without transforms
+            (``"h\\1/ln_\\2/\\3"``, ``"x | reshape()"``) or a :class:`To`.
+        renames: old leaf -> new leaf; a leaf not listed keeps its name.
+    """
+
+    target: Any
+    renames: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        target = self.target.text if isinstance(self.target, To) else str(self.target)
+        pairs = ", ".join(f"{a}={b}" for a, b in self.renames)
+        return f"{target} (leaves {pairs})"
+
+    def rename(self, name: str) -> str:
+        """``name`` with its last component renamed (``ln_1/g`` -> ``ln_1/gamma``)."""
+        scope, sep, leaf = name.rpartition("/")
+        new = dict(self.renames).get(leaf)
+        return name if new is None else scope + sep + new
+
+
+def leaves(target: Any, renames: Mapping[str, str] | None = None, **more: str) -> Leaves:
+    """A regex rule's target that also renames leaves: ``g`` -> ``gamma``, ``b`` -> ``beta``.
+
+    One rule then maps every layer norm of every layer, where plain templates need a rule
+    per leaf. In a JSON map file: ``{"re:KEY": {"target": TEMPLATE, "leaves": {"g":
+    "gamma"}}}``.
+
+    Example:
+        >>> import re
+        >>> amap = {re.compile(r"model/h(\\d+)/(ln_\\d)/(g|b)"):
+        ...         leaves(r"block_\\1/\\2/\\3", g="gamma", b="beta")}
+        >>> leaves("x", {"g": "gamma"}).rename("block_0/ln_1/g")
+        'block_0/ln_1/gamma'
+    """
+    pairs = {**(renames or {}), **more}
+    if not pairs or not all(
+        isinstance(a, str) and isinstance(b, str) and a and b and "/" not in a + b
+        for a, b in pairs.items()
+    ):
+        raise TransformError(
+            f"leaves: renames are non-empty leaf names without '/', e.g. {{'g': 'gamma'}}; got "
+            f"{pairs!r}"
+        )
+    if not isinstance(target, str | To) or (isinstance(target, str) and not target.strip()):
+        raise TransformError(f"leaves: the target is a template string, got {target!r}")
+    return Leaves(target, tuple(pairs.items()))
+
+
 # -- the string form ---------------------------------------------------------------------------
 
 _PARSERS: dict[str, Callable[..., Transform]] = {
@@ -713,6 +887,7 @@ _PARSERS: dict[str, Callable[..., Transform]] = {
     "split": split,
     "concat": concat,
     "cast": cast,
+    "remap_vocab": remap_vocab,
 }
 
 

@@ -427,6 +427,10 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"  ... and {len(result.renamed) - 20} more renamed (--json lists all)\n")
         for name, via in list(result.transforms.items())[:20]:
             out.write(f"  transform {result.tensors[name]} -> {name} | {via}\n")
+        if len(result.transforms) > 20:
+            out.write(
+                f"  ... and {len(result.transforms) - 20} more transformed (--json lists all)\n"
+            )
         for name, why in list(result.excluded.items())[:20]:
             out.write(f"  excluded  {name} ({why})\n")
         if result.report is not None and result.report.unused:

@@ -19,8 +19,9 @@ word for word (our advice follows them). Warm starts go through
 The hook classes tf.estimator re-exported (``LoggingTensorHook``, ``StopAtStepHook``,
 ...) are here too, as the same ``tf.compat.v1.train`` objects. Left out, raising
 ``NotImplementedError`` with what to use instead: most of ``tf.estimator.experimental``, canned
-estimators and heads, distribution strategies and ``TF_CONFIG`` clusters, vocabulary
-remapping in ``WarmStartSettings``.
+estimators and heads, distribution strategies and ``TF_CONFIG`` clusters.
+``WarmStartSettings(var_name_to_vocab_info=...)`` remaps vocabularies as TF does (see
+:func:`tf1compat_init.v1.warm_start`).
 """
 
 from __future__ import annotations

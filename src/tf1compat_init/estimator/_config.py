@@ -313,8 +313,13 @@ class WarmStartSettings(
 
     ``vars_to_warm_start`` is an anchored regular expression over the TRAINABLE
     variables (default ``".*"``), a list of regular expressions over all global
-    variables, or ``None``. ``var_name_to_prev_var_name`` renames variables whose
-    names changed. Warm-starting applies only while ``model_dir`` has no checkpoint.
+    variables, or ``None`` (only the variables of ``var_name_to_vocab_info``).
+    ``var_name_to_vocab_info`` maps variable names to :class:`VocabInfo` (TF's
+    ``tf.compat.v1.train.VocabInfo``) to remap rows or columns across a vocabulary
+    change; ``var_name_to_prev_var_name`` renames variables whose names changed. Both
+    are checked against the graph, the checkpoint and the vocabulary files before any
+    initializer changes (see :func:`tf1compat_init.v1.warm_start`). Warm-starting
+    applies only while ``model_dir`` has no checkpoint.
 
     Example:
         >>> WarmStartSettings("/tmp/pretrained", vars_to_warm_start="dense.*")  # doctest: +SKIP
@@ -357,12 +362,6 @@ def resolve_warm_start(warm_start_from: Any) -> WarmStartSettings | None:
         raise ValueError(
             "warm_start_from must be a string or a WarmStartSettings, "
             f"instead got {type(warm_start_from)}"
-        )
-    if settings.var_name_to_vocab_info:
-        raise NotImplementedError(
-            "WarmStartSettings(var_name_to_vocab_info=...) is not supported: remapping "
-            "vocabularies needs tf.compat.v1.train.warm_start, which you can call inside your "
-            "model_fn (guarded by `not tf.train.latest_checkpoint(model_dir)`) instead."
         )
     return settings
 

@@ -50,6 +50,7 @@ def maybe_warm_start(settings: Any) -> None:
     v1.warm_start(
         settings.ckpt_to_initialize_from,
         vars_to_warm_start=settings.vars_to_warm_start,
+        var_name_to_vocab_info=settings.var_name_to_vocab_info or None,
         var_name_to_prev_var_name=settings.var_name_to_prev_var_name or None,
     )
 

@@ -17,11 +17,18 @@ from ..mapping import AssignmentMap
 __all__ = ["load_factory", "load_map_file"]
 
 
-def load_map_file(path: str | os.PathLike) -> list[tuple[str, str]]:
+def load_map_file(path: str | os.PathLike) -> list[tuple[str, Any]]:
     """Reads a JSON map file: an object ``{"old/": "new/"}`` or a list of ``[old, new]`` pairs.
 
+    Keys are the Python grammar's strings: names, scopes, ``"a + b"`` concat keys, and
+    ``"re:PATTERN"`` for a regex rule (its value a template with back-references, e.g.
+    ``{"re:model/h(\\d+)/mlp/(.*)": "block_\\1/mlp/\\2"}``). Values are strings
+    (transforms included: ``"new | reshape(2, 3)"``) or, for a regex rule that also renames
+    leaves, ``{"target": "block_\\1/\\2/\\3", "leaves": {"g": "gamma", "b": "beta"}}``.
+
     Raises:
-        AssignmentMapError: unreadable file, invalid JSON, or a value that is not a string.
+        AssignmentMapError: unreadable file, invalid JSON, a value of another type, a regex
+            that does not compile, a bad transform; naming the file and the rule.
     """
     path = os.fspath(path)
     try:
@@ -43,11 +50,12 @@ def load_map_file(path: str | os.PathLike) -> list[tuple[str, str]]:
             f'["old", "new"] pairs'
         )
     for k, v in pairs:
-        if not isinstance(k, str) or not isinstance(v, str):
+        if not isinstance(k, str) or not isinstance(v, str | dict):
             raise AssignmentMapError(
-                f"map file {path}: rule {k!r}: {v!r} must map a string to a string"
+                f"map file {path}: rule {k!r}: {v!r} must map a string to a string (or, for a "
+                f'"re:" rule, to {{"target": ..., "leaves": {{...}}}})'
             )
-    try:  # the transform syntax ("x | reshape(2, 3)"), checked before anything is opened
+    try:  # regexes and the transform syntax, checked before anything is opened
         AssignmentMap(pairs)
     except AssignmentMapError as e:
         raise AssignmentMapError(f"map file {path}: {e}") from None

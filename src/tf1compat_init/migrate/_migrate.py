@@ -38,7 +38,8 @@ class MigrateResult:
         report: for tf2 and keras, the :class:`~tf1compat_init.RestoreReport` of loading
             the model.
         replaced: the existing files that ``force`` replaced.
-        transforms: new name -> the transforms its value went through.
+        transforms: new name -> the transforms its value went through, naming the part
+            of a split it took (``split(-1)[2] | reshape(32, 2, 16)``).
     """
 
     source: str
@@ -54,14 +55,39 @@ class MigrateResult:
 
     @property
     def renamed(self) -> dict[str, str]:
-        """source name -> new name, for the names that changed."""
-        return {s: n for n, s in self.tensors.items() if s != n}
+        """source name -> new name, for the tensors copied under another name.
+
+        Tensors computed by transforms are in :attr:`transformed` instead: a split
+        makes several from one source, a concat one from several, which a
+        ``source -> new`` table cannot hold.
+        """
+        return {s: n for n, s in self.tensors.items() if s != n and n not in self.transforms}
+
+    @property
+    def transformed(self) -> dict[str, str]:
+        """new name -> its source(s) (``"a + b"`` for a concat), for tensors computed by
+        transforms; :attr:`transforms` says how (``split(-1)[1] | reshape(32, 2, 16)``)."""
+        return {n: s for n, s in self.tensors.items() if n in self.transforms}
+
+    def counts(self) -> dict[str, int]:
+        """How the tensors written came about; the three add up to ``len(tensors)``."""
+        transformed = sum(1 for n in self.tensors if n in self.transforms)
+        renamed = sum(1 for n, s in self.tensors.items() if s != n and n not in self.transforms)
+        return {
+            "renamed": renamed,
+            "transformed": transformed,
+            "unchanged": len(self.tensors) - renamed - transformed,
+        }
 
     def summary(self) -> str:
+        c = self.counts()
+        made = f"{c['renamed']} renamed"
+        if c["transformed"]:
+            made += f", {c['transformed']} transformed"
+        made += f", {c['unchanged']} unchanged"
         return (
-            f"wrote {self.destination} ({self.format}): {len(self.tensors)} tensors, "
-            f"{human(self.nbytes)}, {len(self.renamed)} renamed, {len(self.excluded)} "
-            f"excluded; read back and verified"
+            f"wrote {self.destination} ({self.format}): {len(self.tensors)} tensors ({made}), "
+            f"{human(self.nbytes)}, {len(self.excluded)} excluded; read back and verified"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,6 +98,8 @@ class MigrateResult:
             "files": list(self.files),
             "tensors": dict(self.tensors),
             "renamed": self.renamed,
+            "transformed": self.transformed,
+            "counts": self.counts(),
             "excluded": dict(self.excluded),
             "bytes": self.nbytes,
             "replaced": list(self.replaced),

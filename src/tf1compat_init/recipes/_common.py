@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-#: Checkpoint keys that are training state, not model weights: optimizer slots (bert's
-#: ``adam_m``/``adam_v``, ``tf.train`` optimizers' ``Adam``, ``Adam_1``, ``Momentum``,
-#: ``RMSProp``, ``RMSProp_1``, ``Adagrad``, ``Ftrl``...), Adam's ``beta1_power`` and
-#: ``beta2_power``, moving-average shadows and ``global_step``. A recipe drops them with
-#: a report line each. Not :data:`tf1compat_init.policy.OPTIMIZER_STATE` on purpose: this
-#: list is written against the recipes' model families (bert's ``adam_m``/``adam_v`` and
-#: LAMB, which ``tf.compat.v1.train`` never names, EMA shadows and ``global_step`` dropped
-#: too), and a published recipe's drops must not change when the policy's list does.
-TRAINING_STATE = (
-    r"/adam_[mv]$",
-    r"/(Adam|Momentum|RMSProp|Adagrad|Adadelta|Ftrl|LAMB|lamb_[mv])(_\d+)?$",
-    r"(^|/)beta[12]_power(_\d+)?$",
-    r"/ExponentialMovingAverage$",
-    r"^global_step$",
-)
+from ..policy import OPTIMIZER_STATE
+
+#: Checkpoint keys that are training state, not model weights: every optimizer's state
+#: (:data:`tf1compat_init.policy.OPTIMIZER_STATE`, the one list the ``optional`` policy
+#: and migrate's ``drop_optimizer`` use too: TF's slots, bert's ``adam_m``/``adam_v``,
+#: LAMB's, Adafactor's, Keras 2's, the beta powers, ``global_step``) and moving-average
+#: shadows. A recipe drops them with a report line each.
+TRAINING_STATE: tuple[str, ...] = (*OPTIMIZER_STATE, r"/ExponentialMovingAverage(_\d+)?$")

@@ -7,7 +7,7 @@
 - :class:`CheckpointInitHook`: the same as a ``SessionRunHook`` (for
   ``MonitoredTrainingSession`` and ``tf.estimator``), all graph work in ``begin()``.
 - :func:`scaffold_init_fn`: an ``init_fn`` for ``tf.compat.v1.train.Scaffold``.
-- :func:`warm_start`: ``tf.compat.v1.train.warm_start``'s selection rules, checked.
+- :func:`warm_start`: ``tf.compat.v1.train.warm_start``'s selection rules and vocabulary remapping (``VocabInfo``), checked.
 - :func:`restore_saver` and :func:`init_unrestored`: for hand-written ``Session`` loops.
 
 Every entry point plans first with the engine (:func:`~tf1compat_init.plan_restore`):

@@ -53,7 +53,8 @@ def _np_dtype(name: str) -> Any:
 def check_graph_routes(plan: RestorePlan) -> None:
     """Rejects transforms a TF1 graph initializer cannot run, before the graph changes.
 
-    ``reshape``, ``transpose``, ``split``, ``concat`` and ``cast`` become TensorFlow ops
+    ``reshape``, ``transpose``, ``split``, ``concat``, ``cast`` and ``remap_vocab`` (TF's
+    ``GenerateVocabRemapping`` kernel reading the vocabulary files) become TensorFlow ops
     between the ``RestoreV2`` read and the assign, so the values are still read when the
     initializer runs (TF1's semantics). ``fn`` runs Python on numpy arrays, which a
     graph (possibly run on another task, or serialized) cannot.
@@ -90,6 +91,10 @@ def _graph_pipeline(route: Any, values: list[Any], ins: list[Any], shapes: list[
             state = [tf.concat(state, axis=step.axis % len(specs[0][0]))]
         elif isinstance(step, tt.Cast):
             state = [tf.cast(x, _np_dtype(step.dtype)) for x in state]
+        elif isinstance(step, tt.RemapVocab):
+            from ._vocab import remap_ops
+
+            state = [remap_ops(step.remap, x, s) for x, (s, _) in zip(state, specs, strict=True)]
         else:  # pragma: no cover - check_graph_routes rejected it
             raise AssignmentMapError(f"{step.text} has no graph form")
         specs = specs_out
