@@ -16,6 +16,7 @@ from typing import Any
 
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column as _fc_v1
+from tensorflow.python.ops import lookup_ops
 
 from .. import _export_output as _out
 from .._spec import EstimatorSpec, ModeKeys
@@ -512,14 +513,14 @@ def _check_loss_reduction(loss_reduction: Any) -> None:
 
 
 def _string_table_lookup(vocabulary: Any, ids: Any) -> Any:
-    table = tf.compat.v1.lookup.index_to_string_table_from_tensor(
+    table = lookup_ops.index_to_string_table_from_tensor(
         vocabulary_list=vocabulary, name="class_string_lookup"
     )
     return table.lookup(ids)
 
 
 def _id_table_lookup(vocabulary: Any, labels: Any) -> Any:
-    table = tf.compat.v1.lookup.index_table_from_tensor(
+    table = lookup_ops.index_table_from_tensor(
         vocabulary_list=tuple(vocabulary), name="class_id_lookup"
     )
     return table.lookup(labels)
