@@ -41,7 +41,8 @@ def data() -> tuple:
     y = (x.sum(axis=1) + (c[:, 0] == "a") > 0.3).astype(np.int64).reshape(-1, 1)
     y3 = (np.digitize(x[:, 0], [-0.3, 0.3])).astype(np.int64).reshape(-1, 1)
     reg = (x @ np.array([0.5, -1.0, 2.0], np.float32) + 0.1).reshape(-1, 1).astype(np.float32)
-    return {"x": x, "c": c}, {
+    w = np.linspace(0.5, 2.0, N).astype(np.float32).reshape(-1, 1)
+    return {"x": x, "c": c, "w": w}, {
         "binary": y,
         "three": y3,
         "names": np.array(["lo", "mid", "hi"])[y3],
@@ -85,8 +86,16 @@ def _models() -> dict:
         )
 
     def dnn_regressor(lib, d, config):
+        # dropout draws from op-level seeds: equal only if both build the same random ops
         return library(lib).DNNRegressor(
-            [3], [col["x"], col["emb"]], model_dir=d, config=config, optimizer="Adam"
+            [3],
+            [col["x"], col["emb"]],
+            model_dir=d,
+            config=config,
+            optimizer="Adam",
+            dropout=0.2,
+            batch_norm=True,
+            weight_column="w",
         )
 
     def dnn_estimator(lib, d, config):

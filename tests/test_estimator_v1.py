@@ -1,8 +1,8 @@
 """Differential: ``tf.compat.v1.estimator``'s canned estimators against ``estimator.v1``.
 
 Six models (v1 ``DNNClassifier`` with an embedding column and two hidden layers,
-``DNNRegressor`` with Adam, ``DNNEstimator`` on a 3-class head with a label vocabulary,
-3-class ``LinearClassifier``, ``BaselineRegressor``, ``DNNLinearCombinedClassifier``) each
+``DNNRegressor`` with Adam, dropout, batch norm and a weight column, ``DNNEstimator`` on a 3-class head with a label vocabulary,
+weighted 3-class ``LinearClassifier``, ``BaselineRegressor``, ``DNNLinearCombinedClassifier``) each
 resume a small ``model_dir`` that the real TF 2.15 estimator wrote
 (tests/golden/estimator_v1/<model>/, one step from seeded random values), train 3 steps
 fed by the library's own ``inputs.numpy_input_fn``, evaluate and predict; the DNN
@@ -76,7 +76,9 @@ def test_golden_file_is_v1_estimators_resumed():
     names = {m: {n for n, _ in r["variables"]} for m, r in runs.items()}
     # v1 optimizers: slots of partitioned variables named as TF 1.x named them
     assert "dnn/hiddenlayer_1/kernel/t_0/Adagrad" in names["dnn_classifier"]
-    assert "dnn/head/beta1_power" in names["dnn_regressor"]
+    assert {"dnn/head/beta1_power", "dnn/hiddenlayer_0/batchnorm_0/moving_mean"} <= names[
+        "dnn_regressor"
+    ]
     assert "linear/linear_model/c/weights/part_0/Ftrl_1" in names["linear_classifier"]
     assert {"baseline/bias", "baseline/bias/Ftrl"} <= names["baseline_regressor"]
     assert {"dnn/logits/kernel/Adagrad", "linear/linear_model/x/weights/Ftrl"} <= names[
