@@ -228,6 +228,19 @@ def run(lib: str, model: str, init_dir: str | Path, workdir: str | Path) -> dict
     return result
 
 
+def train_losses(lib: str, model: str, model_dir: str | Path, steps: int) -> list:
+    """Trains ``lib``'s ``model`` in ``model_dir`` (resuming it); the loss at each step."""
+    label_key, build = _models()[model]
+    features, labels = data()
+    est = build(lib, str(model_dir), run_config(lib))
+    hook = _Losses()
+    fn = library(lib).inputs.numpy_input_fn(
+        features, labels[label_key], batch_size=BATCH, num_epochs=None, shuffle=False
+    )
+    est.train(fn, steps=steps, hooks=[hook])
+    return hook.losses
+
+
 def make_initial_model_dir(model: str, directory: Path) -> None:
     """One step of the real v1 estimator from seeded random values; keeps only the checkpoint."""
     label_key, build = _models()[model]

@@ -99,7 +99,7 @@ def test_golden_file_is_v1_estimators_resumed():
 @pytest.fixture(scope="module")
 def tf215_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("v1")
-    return {
+    return root, {
         (lib, model): models.run(lib, model, models.GOLDEN_DIRS / model, root)
         for model in models.MODELS
         for lib in ("real", "ours")
@@ -110,14 +110,30 @@ def tf215_runs(tmp_path_factory):
 @pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.compat.v1.estimator")
 @pytest.mark.parametrize("model", models.MODELS)
 def test_ours_equals_tf_compat_v1_estimator_on_tf215(tf215_runs, model):
-    assert_same_run(tf215_runs["ours", model], tf215_runs["real", model], RTOL_SAME_PROCESS)
+    runs = tf215_runs[1]
+    assert_same_run(runs["ours", model], runs["real", model], RTOL_SAME_PROCESS)
+
+
+@pytest.mark.tf215
+@pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.compat.v1.estimator")
+@pytest.mark.parametrize("model", ["dnn_classifier", "linear_classifier"])
+def test_tf_compat_v1_estimator_resumes_our_model_dirs(tf215_runs, model, tmp_path):
+    # The model_dirs both wrote above (from the same start) hold the same values: the real
+    # estimator trains on from ours exactly as from its own.
+    root = tf215_runs[0]
+    losses = {}
+    for lib in ("real", "ours"):
+        shutil.copytree(root / f"{lib}_{model}", tmp_path / lib)
+        losses[lib] = models.train_losses("real", model, tmp_path / lib, steps=2)
+    assert [s for s, _ in losses["ours"]] == [4, 5]
+    assert losses["ours"] == losses["real"]
 
 
 @pytest.mark.tf215
 @pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.compat.v1.estimator")
 @pytest.mark.parametrize("model", models.MODELS)
 def test_tf_compat_v1_estimator_reproduces_the_golden_file(tf215_runs, model):
-    assert_same_run(tf215_runs["real", model], golden()["runs"][model], RTOL_GOLDEN_TF215)
+    assert_same_run(tf215_runs[1]["real", model], golden()["runs"][model], RTOL_GOLDEN_TF215)
 
 
 # -- TF 2.21 leg: ours resumes the model_dirs TF 2.15 wrote ---------------------------------
