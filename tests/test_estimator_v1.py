@@ -147,6 +147,36 @@ def test_ours_on_tf221_resumes_tf215_model_dirs(tmp_path, model):
     assert_same_run(mine, golden()["runs"][model], RTOL_TF221)
 
 
+def _export_savedmodel_signatures(lib: str, root) -> dict:
+    """``export_savedmodel`` (TF 1.x's name) of the DNN classifier resumed from the golden dir."""
+    model_dir = root / f"{lib}_export_v1"
+    shutil.copytree(models.GOLDEN_DIRS / "dnn_classifier", model_dir)
+    cols = models.columns()
+    est = models.library(lib).DNNClassifier(
+        [4, 3], [cols["x"], cols["emb"]], model_dir=str(model_dir), config=models.run_config(lib)
+    )
+    spec = tf.compat.v1.feature_column.make_parse_example_spec([cols["x"], cols["emb"]])
+    receiver = models.library(lib).export.build_parsing_serving_input_receiver_fn(spec)
+    with pytest.raises(ValueError, match="An input_receiver_fn must be defined."):
+        est.export_savedmodel(str(root / f"{lib}_exports"), None)
+    return models._signatures(est.export_savedmodel(str(root / f"{lib}_exports"), receiver))
+
+
+@pytest.mark.tf215
+@pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.compat.v1.estimator")
+def test_export_savedmodel_is_tf215s(tmp_path):
+    ours = _export_savedmodel_signatures("ours", tmp_path)
+    assert ours == _export_savedmodel_signatures("real", tmp_path)
+    assert ours == golden()["runs"]["dnn_classifier"]["signatures"]
+
+
+@pytest.mark.tf221
+@pytest.mark.tf_keras
+def test_export_savedmodel_on_tf221(tmp_path):
+    ours = _export_savedmodel_signatures("ours", tmp_path)
+    assert ours == golden()["runs"]["dnn_classifier"]["signatures"]
+
+
 # -- both legs: the namespace and errors ----------------------------------------------------
 
 
@@ -157,7 +187,9 @@ def test_v1_namespace_is_tf_compat_v1_estimator():
     assert v1.inputs.numpy_input_fn.__name__ == "numpy_input_fn"
     assert v1.RunConfig is estimator.RunConfig and v1.ModeKeys is estimator.ModeKeys
     assert v1.DNNClassifier.__module__ == "tf1compat_init.estimator.v1._dnn"
-    assert issubclass(v1.LinearRegressor, estimator.Estimator)
+    assert issubclass(v1.LinearRegressor, v1.Estimator)
+    assert issubclass(v1.Estimator, estimator.Estimator) and v1.Estimator is not estimator.Estimator
+    assert not hasattr(estimator.Estimator(lambda features: None), "export_savedmodel")
     assert not hasattr(v1, "tpu")
     with pytest.raises(NotImplementedError, match="TPUEstimator"):
         v1.tpu  # noqa: B018

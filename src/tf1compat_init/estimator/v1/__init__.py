@@ -13,7 +13,8 @@ ones in ``tf1compat_init.estimator``: ``tf.compat.v1.train`` optimizers (slots s
 ``linear_model``, a ``SUM`` loss reduction, and v1 heads (``_Head``; the
 ``*Estimator(head=...)`` classes take one). Names, shapes and numbers match TF 2.15, so a
 ``model_dir`` written by either resumes in the other. ``inputs.numpy_input_fn`` and
-``inputs.pandas_input_fn`` are the queue-fed input functions of ``tf.compat.v1``.
+``inputs.pandas_input_fn`` are the queue-fed input functions of ``tf.compat.v1``, and
+``Estimator`` keeps TF 1.x's ``export_savedmodel``.
 Every other name is the one of :mod:`tf1compat_init.estimator` (``RunConfig``,
 ``ModeKeys``, hooks, ``export``...). ``tpu`` is left out.
 """
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # defined lazily by __getattr__ below
         DNNLinearCombinedEstimator,
         DNNLinearCombinedRegressor,
     )
+    from ._estimator import Estimator
     from ._linear import LinearClassifier, LinearEstimator, LinearRegressor
 
 #: public name -> the private module that defines it
@@ -45,6 +47,7 @@ LAZY = {
     "DNNLinearCombinedEstimator": "_dnn_linear",
     "DNNLinearCombinedRegressor": "_dnn_linear",
     "DNNRegressor": "_dnn",
+    "Estimator": "_estimator",
     "LinearClassifier": "_linear",
     "LinearEstimator": "_linear",
     "LinearRegressor": "_linear",
@@ -60,6 +63,7 @@ __all__ = [
     "DNNLinearCombinedEstimator",
     "DNNLinearCombinedRegressor",
     "DNNRegressor",
+    "Estimator",
     "LinearClassifier",
     "LinearEstimator",
     "LinearRegressor",

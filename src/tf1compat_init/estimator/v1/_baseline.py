@@ -12,9 +12,9 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column as _fc_v1
 
-from .. import Estimator
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
+from ._estimator import Estimator
 
 __all__ = ["BaselineClassifier", "BaselineEstimator", "BaselineRegressor"]
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from .. import Estimator
 from .._spec import ModeKeys
 from ..canned._optimizers import LEARNING_RATE, get_optimizer_instance
 from . import _head as head_lib
+from ._estimator import Estimator
 from ._layers import legacy_layers
 
 __all__ = ["DNNClassifier", "DNNEstimator", "DNNRegressor"]

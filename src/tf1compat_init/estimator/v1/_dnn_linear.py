@@ -14,10 +14,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from .. import Estimator
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._dnn import dnn_logits
+from ._estimator import Estimator
 from ._linear import linear_logits
 
 __all__ = [

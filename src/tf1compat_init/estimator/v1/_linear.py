@@ -15,9 +15,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from .. import Estimator
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
+from ._estimator import Estimator
 
 __all__ = ["LinearClassifier", "LinearEstimator", "LinearRegressor"]
 
