@@ -1,0 +1,141 @@
+"""``BaselineClassifier``, ``BaselineRegressor``, ``BaselineEstimator`` of ``tf.compat.v1.estimator``.
+
+One trainable bias per logit (``baseline/bias``) broadcast over the batch, trained by a
+``tf.compat.v1.train`` optimizer (``Ftrl``, learning rate 0.3, by default) through a v1
+head, as in TF 2.15. Features are only used for their batch size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.python.feature_column import feature_column as _fc_v1
+
+from ..canned._optimizers import get_optimizer_instance
+from . import _head as head_lib
+from ._estimator import Estimator
+
+__all__ = ["BaselineClassifier", "BaselineEstimator", "BaselineRegressor"]
+
+_LEARNING_RATE = 0.3
+_SUM = tf.compat.v1.losses.Reduction.SUM
+
+
+def _weight_column_key(weight_column: Any) -> str | None:
+    if weight_column is None:
+        return None
+    if isinstance(weight_column, str):
+        return weight_column
+    if not isinstance(weight_column, _fc_v1._NumericColumn):
+        raise TypeError(
+            "Weight column must be either a string or _NumericColumn."
+            f" Given type: {type(weight_column)}."
+        )
+    return weight_column.key()
+
+
+def _batch_size_and_checks(features: dict, weight_column_key: str | None) -> tuple:
+    checks, batch_size = [], None
+    for key, feature in features.items():
+        if key == weight_column_key:
+            continue
+        first_dim = tf.compat.v1.shape(feature)[0]
+        if batch_size is None:
+            batch_size = first_dim
+        else:
+            checks.append(tf.compat.v1.debugging.assert_equal(batch_size, first_dim))
+    return checks, batch_size
+
+
+def baseline_model_fn(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    optimizer: Any,
+    weight_column: Any = None,
+    config: Any = None,
+) -> Any:
+    """The v1 baseline ``model_fn`` (TF 2.15's ``baseline._baseline_model_fn``)."""
+    del config
+    num_outputs = head.logits_dimension
+    checks, batch_size = _batch_size_and_checks(features, _weight_column_key(weight_column))
+    with tf.control_dependencies(checks):
+        with tf.compat.v1.variable_scope("baseline"):
+            bias = tf.compat.v1.get_variable(
+                "bias", shape=[num_outputs], initializer=tf.compat.v1.initializers.zeros
+            )
+            logits = tf.math.multiply(bias, tf.ones([batch_size, num_outputs]))
+
+    def train_op_fn(loss: Any) -> Any:
+        opt = get_optimizer_instance(optimizer, learning_rate=_LEARNING_RATE)
+        return opt.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+
+    return head.create_estimator_spec(
+        features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+    )
+
+
+def _baseline_init(est, head, model_dir, optimizer, config, weight_column=None) -> None:
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        return baseline_model_fn(
+            features=features,
+            labels=labels,
+            mode=mode,
+            head=head,
+            optimizer=optimizer,
+            weight_column=weight_column,
+            config=config,
+        )
+
+    Estimator.__init__(est, model_fn=_model_fn, model_dir=model_dir, config=config)
+
+
+class BaselineClassifier(Estimator):
+    """``tf.compat.v1.estimator.BaselineClassifier``: predicts the label distribution seen."""
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: str = _SUM,
+    ) -> None:
+        head = head_lib._binary_logistic_or_multi_class_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        _baseline_init(self, head, model_dir, optimizer, config, weight_column)
+
+
+class BaselineRegressor(Estimator):
+    """``tf.compat.v1.estimator.BaselineRegressor``: predicts the mean label seen."""
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: str = _SUM,
+    ) -> None:
+        head = head_lib._regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        # TF 2.15 does not pass weight_column on here: weights may differ in batch size.
+        _baseline_init(self, head, model_dir, optimizer, config)
+
+
+class BaselineEstimator(Estimator):
+    """``tf.compat.v1.estimator.BaselineEstimator``: the baseline on a v1 ``_Head`` you give."""
+
+    def __init__(
+        self, head: Any, model_dir: Any = None, optimizer: Any = "Ftrl", config: Any = None
+    ) -> None:
+        _baseline_init(self, head, model_dir, optimizer, config)

@@ -1,0 +1,313 @@
+"""``DNNClassifier``, ``DNNRegressor``, ``DNNEstimator`` of ``tf.compat.v1.estimator`` (TF 2.15).
+
+A feed-forward network in variable scope ``dnn``: ``input_from_feature_columns/input_layer``
+(``tf.compat.v1.feature_column.input_layer``), ``hiddenlayer_<i>`` and ``logits`` (Keras 2
+v1 ``Dense``, Glorot-uniform kernels), trained by a ``tf.compat.v1.train`` optimizer
+(``Adagrad``, learning rate 0.05, by default) through a v1 head with ``SUM`` loss reduction.
+Variables are created under ``min_max_variable_partitioner``, and the head runs inside the
+``dnn`` scope, as in TF 2.15: so checkpoints carry the same names, slots included
+(``dnn/hiddenlayer_0/kernel/t_0/Adagrad``), and a TF 1.x / 2.15 ``model_dir`` resumes here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from .._spec import ModeKeys
+from ..canned._optimizers import LEARNING_RATE, get_optimizer_instance
+from . import _head as head_lib
+from ._estimator import Estimator
+from ._layers import legacy_layers
+
+__all__ = ["DNNClassifier", "DNNEstimator", "DNNRegressor"]
+
+_SUM = tf.compat.v1.losses.Reduction.SUM
+
+
+def _add_hidden_layer_summary(value: Any, tag: str) -> None:
+    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
+    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
+
+
+def validate_features(features: Any) -> None:
+    if not isinstance(features, dict):
+        raise ValueError(
+            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
+        )
+
+
+def dnn_logits(
+    features: dict,
+    mode: str,
+    units: int,
+    hidden_units: Any,
+    feature_columns: Any,
+    activation_fn: Any,
+    dropout: float | None,
+    input_layer_partitioner: Any,
+    batch_norm: bool,
+) -> Any:
+    """The logits of the v1 DNN, built in the current variable scope (``dnn``).
+
+    Raises:
+        ValueError: ``units`` is not an int.
+    """
+    if not isinstance(units, int):
+        raise ValueError(f"units must be an int.  Given type: {type(units)}")
+    layers = legacy_layers()
+    is_training = mode == ModeKeys.TRAIN
+    hidden, scope_names, dropouts, norms = [], [], [], []
+    # The layers are made first, each in its own variable scope, then called: the
+    # order TF 2.15's Keras model made them in.
+    for layer_id, num_units in enumerate(hidden_units):
+        with tf.compat.v1.variable_scope(f"hiddenlayer_{layer_id}") as scope:
+            hidden.append(
+                layers.Dense(
+                    units=num_units,
+                    activation=activation_fn,
+                    kernel_initializer=tf.compat.v1.glorot_uniform_initializer(),
+                    name=scope,
+                    _scope=scope,
+                )
+            )
+            scope_names.append(scope.name)
+            if dropout is not None:
+                dropouts.append(layers.Dropout(rate=dropout))
+            if batch_norm:
+                norms.append(
+                    layers.BatchNormalization(
+                        momentum=0.999,  # 0.99 diverges on some problems (TF's choice)
+                        trainable=True,
+                        name=f"batchnorm_{layer_id}",
+                        _scope=f"batchnorm_{layer_id}",
+                    )
+                )
+    with tf.compat.v1.variable_scope("logits") as scope:
+        logits_layer = layers.Dense(
+            units=units,
+            activation=None,
+            kernel_initializer=tf.compat.v1.glorot_uniform_initializer(),
+            name=scope,
+            _scope=scope,
+        )
+        logits_scope_name = scope.name
+    with tf.compat.v1.variable_scope(
+        "input_from_feature_columns", partitioner=input_layer_partitioner
+    ):
+        net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
+    for i, layer in enumerate(hidden):
+        net = layer(net)
+        if dropout is not None and is_training:
+            net = dropouts[i](net, training=True)
+        if batch_norm:
+            net = norms[i](net, training=is_training)
+        _add_hidden_layer_summary(net, scope_names[i])
+    logits = logits_layer(net)
+    _add_hidden_layer_summary(logits, logits_scope_name)
+    return logits
+
+
+def dnn_model_fn(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    hidden_units: Any,
+    feature_columns: Any,
+    optimizer: Any = "Adagrad",
+    activation_fn: Any = tf.nn.relu,
+    dropout: float | None = None,
+    input_layer_partitioner: Any = None,
+    config: Any = None,
+    batch_norm: bool = False,
+) -> Any:
+    """The v1 DNN ``model_fn`` (TF 2.15's ``dnn._dnn_model_fn``, without TPU)."""
+    optimizer = get_optimizer_instance(optimizer, learning_rate=LEARNING_RATE)
+    validate_features(features)
+    num_ps_replicas = config.num_ps_replicas if config else 0
+    partitioner = tf.compat.v1.min_max_variable_partitioner(max_partitions=num_ps_replicas)
+    with tf.compat.v1.variable_scope(
+        "dnn", values=tuple(features.values()), partitioner=partitioner
+    ):
+        input_layer_partitioner = input_layer_partitioner or (
+            tf.compat.v1.min_max_variable_partitioner(
+                max_partitions=num_ps_replicas, min_slice_size=64 << 20
+            )
+        )
+        logits = dnn_logits(
+            features,
+            mode,
+            units=head.logits_dimension,
+            hidden_units=hidden_units,
+            feature_columns=feature_columns,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm,
+        )
+        return head.create_estimator_spec(
+            features=features, mode=mode, labels=labels, optimizer=optimizer, logits=logits
+        )
+
+
+def _dnn_estimator_init(
+    est: Any,
+    head: Any,
+    hidden_units: Any,
+    feature_columns: Any,
+    model_dir: Any,
+    optimizer: Any,
+    activation_fn: Any,
+    dropout: Any,
+    input_layer_partitioner: Any,
+    config: Any,
+    warm_start_from: Any,
+    batch_norm: bool,
+) -> None:
+    feature_columns = tuple(feature_columns or [])
+
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        return dnn_model_fn(
+            features=features,
+            labels=labels,
+            mode=mode,
+            head=head,
+            hidden_units=hidden_units,
+            feature_columns=feature_columns,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner,
+            config=config,
+            batch_norm=batch_norm,
+        )
+
+    Estimator.__init__(
+        est,
+        model_fn=_model_fn,
+        model_dir=model_dir,
+        config=config,
+        warm_start_from=warm_start_from,
+    )
+
+
+class DNNClassifier(Estimator):
+    """``tf.compat.v1.estimator.DNNClassifier``: a DNN classifier with v1 optimizers.
+
+    Same arguments and defaults as TF 2.15 (``n_classes=2``: sigmoid, else softmax
+    cross entropy; ``loss_reduction=SUM``).
+
+    Example:
+        >>> est = DNNClassifier([16, 8], [tf.feature_column.numeric_column("x")])  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        hidden_units: Any,
+        feature_columns: Any,
+        model_dir: Any = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Any = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        batch_norm: bool = False,
+    ) -> None:
+        head = head_lib._binary_logistic_or_multi_class_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        _dnn_estimator_init(
+            self,
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            input_layer_partitioner,
+            config,
+            warm_start_from,
+            batch_norm,
+        )
+
+
+class DNNRegressor(Estimator):
+    """``tf.compat.v1.estimator.DNNRegressor``: a DNN regressor (mean squared error, summed)."""
+
+    def __init__(
+        self,
+        hidden_units: Any,
+        feature_columns: Any,
+        model_dir: Any = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Any = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        batch_norm: bool = False,
+    ) -> None:
+        head = head_lib._regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        _dnn_estimator_init(
+            self,
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            input_layer_partitioner,
+            config,
+            warm_start_from,
+            batch_norm,
+        )
+
+
+class DNNEstimator(Estimator):
+    """``tf.compat.v1.estimator.DNNEstimator``: the v1 DNN on a v1 ``_Head`` you give."""
+
+    def __init__(
+        self,
+        head: Any,
+        hidden_units: Any,
+        feature_columns: Any,
+        model_dir: Any = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Any = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        batch_norm: bool = False,
+    ) -> None:
+        _dnn_estimator_init(
+            self,
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            input_layer_partitioner,
+            config,
+            warm_start_from,
+            batch_norm,
+        )

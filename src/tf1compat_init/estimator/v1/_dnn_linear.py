@@ -1,0 +1,265 @@
+"""``DNNLinearCombined{Classifier,Regressor,Estimator}`` of ``tf.compat.v1.estimator`` (TF 2.15).
+
+Wide & deep: the logits of the v1 linear model (scope ``linear``) and of the v1 DNN
+(scope ``dnn``) are added, and each part is trained by its own ``tf.compat.v1.train``
+optimizer (``Ftrl`` with learning rate ``min(0.005, 1/sqrt(n_linear_columns))``,
+``Adagrad`` with 0.001, by default) on the same loss, then ``global_step`` is incremented
+once. The head runs outside both scopes, so slots are named ``<variable>/<Optimizer>``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tensorflow as tf
+
+from ..canned._optimizers import get_optimizer_instance
+from . import _head as head_lib
+from ._dnn import dnn_logits
+from ._estimator import Estimator
+from ._linear import linear_logits
+
+__all__ = [
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor",
+]
+
+_DNN_LEARNING_RATE = 0.001
+_LINEAR_LEARNING_RATE = 0.005
+_SUM = tf.compat.v1.losses.Reduction.SUM
+
+
+def _check_no_sync_replicas_optimizer(optimizer: Any) -> None:
+    if isinstance(optimizer, tf.compat.v1.train.SyncReplicasOptimizer):
+        raise ValueError(
+            "SyncReplicasOptimizer does not support multi optimizers case. "
+            "Therefore, it is not supported in DNNLinearCombined model. "
+            "If you want to use this optimizer, please use either DNN or Linear "
+            "model."
+        )
+
+
+def _validate_feature_columns(linear_feature_columns: Any, dnn_feature_columns: Any) -> list:
+    columns = list(linear_feature_columns or []) + list(dnn_feature_columns or [])
+    if not columns:
+        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
+    return columns
+
+
+def _add_layer_summary(value: Any, tag: str) -> None:
+    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
+    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
+
+
+def dnn_linear_combined_model_fn(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    linear_feature_columns: Any = None,
+    linear_optimizer: Any = "Ftrl",
+    dnn_feature_columns: Any = None,
+    dnn_optimizer: Any = "Adagrad",
+    dnn_hidden_units: Any = None,
+    dnn_activation_fn: Any = tf.nn.relu,
+    dnn_dropout: float | None = None,
+    input_layer_partitioner: Any = None,
+    config: Any = None,
+    batch_norm: bool = False,
+    linear_sparse_combiner: str = "sum",
+) -> Any:
+    """The v1 wide & deep ``model_fn`` (TF 2.15's ``_dnn_linear_combined_model_fn``)."""
+    if not isinstance(features, dict):
+        raise ValueError(
+            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
+        )
+    if not linear_feature_columns and not dnn_feature_columns:
+        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
+    num_ps_replicas = config.num_ps_replicas if config else 0
+    input_layer_partitioner = input_layer_partitioner or tf.compat.v1.min_max_variable_partitioner(
+        max_partitions=num_ps_replicas, min_slice_size=64 << 20
+    )
+    deep = wide = None
+    if dnn_feature_columns:
+        dnn_optimizer = get_optimizer_instance(dnn_optimizer, learning_rate=_DNN_LEARNING_RATE)
+        _check_no_sync_replicas_optimizer(dnn_optimizer)
+        if not dnn_hidden_units:
+            raise ValueError(
+                "dnn_hidden_units must be defined when dnn_feature_columns is specified."
+            )
+        with tf.compat.v1.variable_scope(
+            "dnn",
+            values=tuple(features.values()),
+            partitioner=tf.compat.v1.min_max_variable_partitioner(max_partitions=num_ps_replicas),
+        ) as scope:
+            dnn_scope = scope.name
+            deep = dnn_logits(
+                features,
+                mode,
+                units=head.logits_dimension,
+                hidden_units=dnn_hidden_units,
+                feature_columns=dnn_feature_columns,
+                activation_fn=dnn_activation_fn,
+                dropout=dnn_dropout,
+                input_layer_partitioner=input_layer_partitioner,
+                batch_norm=batch_norm,
+            )
+    if linear_feature_columns:
+        rate = min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(len(linear_feature_columns)))
+        linear_optimizer = get_optimizer_instance(linear_optimizer, learning_rate=rate)
+        _check_no_sync_replicas_optimizer(linear_optimizer)
+        with tf.compat.v1.variable_scope(
+            "linear", values=tuple(features.values()), partitioner=input_layer_partitioner
+        ) as scope:
+            linear_scope = scope.name
+            wide = linear_logits(
+                features, linear_feature_columns, head.logits_dimension, linear_sparse_combiner
+            )
+            _add_layer_summary(wide, scope.name)
+    if deep is not None and wide is not None:
+        logits = deep + wide
+    else:
+        logits = deep if deep is not None else wide
+
+    def _train_op_fn(loss: Any) -> Any:
+        train_ops = []
+        global_step = tf.compat.v1.train.get_global_step()
+        trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
+        if deep is not None:
+            var_list = tf.compat.v1.get_collection(trainable, scope=dnn_scope)
+            train_ops.append(dnn_optimizer.minimize(loss, var_list=var_list))
+        if wide is not None:
+            var_list = tf.compat.v1.get_collection(trainable, scope=linear_scope)
+            train_ops.append(linear_optimizer.minimize(loss, var_list=var_list))
+        train_op = tf.group(*train_ops)
+        with tf.control_dependencies([train_op]):
+            return tf.compat.v1.assign_add(global_step, 1).op
+
+    return head.create_estimator_spec(
+        features=features, mode=mode, labels=labels, train_op_fn=_train_op_fn, logits=logits
+    )
+
+
+def _combined_init(est, head, model_dir, config, warm_start_from, **kwargs) -> None:
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        return dnn_linear_combined_model_fn(
+            features=features, labels=labels, mode=mode, head=head, config=config, **kwargs
+        )
+
+    Estimator.__init__(
+        est, model_fn=_model_fn, model_dir=model_dir, config=config,
+        warm_start_from=warm_start_from,
+    )  # fmt: skip
+
+
+class DNNLinearCombinedClassifier(Estimator):
+    """``tf.compat.v1.estimator.DNNLinearCombinedClassifier``: wide & deep classifier."""
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        linear_feature_columns: Any = None,
+        linear_optimizer: Any = "Ftrl",
+        dnn_feature_columns: Any = None,
+        dnn_optimizer: Any = "Adagrad",
+        dnn_hidden_units: Any = None,
+        dnn_activation_fn: Any = tf.nn.relu,
+        dnn_dropout: float | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        batch_norm: bool = False,
+        linear_sparse_combiner: str = "sum",
+    ) -> None:
+        self._feature_columns = _validate_feature_columns(
+            linear_feature_columns, dnn_feature_columns
+        )
+        head = head_lib._binary_logistic_or_multi_class_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        _combined_init(
+            self, head, model_dir, config, warm_start_from,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner,
+        )  # fmt: skip
+
+
+class DNNLinearCombinedRegressor(Estimator):
+    """``tf.compat.v1.estimator.DNNLinearCombinedRegressor``: wide & deep regressor."""
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        linear_feature_columns: Any = None,
+        linear_optimizer: Any = "Ftrl",
+        dnn_feature_columns: Any = None,
+        dnn_optimizer: Any = "Adagrad",
+        dnn_hidden_units: Any = None,
+        dnn_activation_fn: Any = tf.nn.relu,
+        dnn_dropout: float | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        batch_norm: bool = False,
+        linear_sparse_combiner: str = "sum",
+    ) -> None:
+        self._feature_columns = _validate_feature_columns(
+            linear_feature_columns, dnn_feature_columns
+        )
+        head = head_lib._regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        _combined_init(
+            self, head, model_dir, config, warm_start_from,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner,
+        )  # fmt: skip
+
+
+class DNNLinearCombinedEstimator(Estimator):
+    """``tf.compat.v1.estimator.DNNLinearCombinedEstimator``: wide & deep on a v1 ``_Head``."""
+
+    def __init__(
+        self,
+        head: Any,
+        model_dir: Any = None,
+        linear_feature_columns: Any = None,
+        linear_optimizer: Any = "Ftrl",
+        dnn_feature_columns: Any = None,
+        dnn_optimizer: Any = "Adagrad",
+        dnn_hidden_units: Any = None,
+        dnn_activation_fn: Any = tf.nn.relu,
+        dnn_dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        batch_norm: bool = False,
+        linear_sparse_combiner: str = "sum",
+    ) -> None:
+        self._feature_columns = _validate_feature_columns(
+            linear_feature_columns, dnn_feature_columns
+        )
+        _combined_init(
+            self, head, model_dir, config, None,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, input_layer_partitioner=input_layer_partitioner,
+            batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner,
+        )  # fmt: skip

@@ -1,0 +1,216 @@
+"""``LinearClassifier``, ``LinearRegressor``, ``LinearEstimator`` of ``tf.compat.v1.estimator``.
+
+A weighted sum of the feature columns plus a bias, in variable scope
+``linear/linear_model`` (``<column>/weights``, ``bias_weights``), trained by a
+``tf.compat.v1.train`` optimizer (``Ftrl`` by default; learning rate 0.2 for a named
+optimizer, ``min(0.2, 1/sqrt(len(feature_columns)))`` for ``optimizer=None``) through a v1 head with ``SUM`` reduction, as
+in TF 2.15. The linear model is ``tf.compat.v1.feature_column.linear_model``, which takes
+v1 and v2 feature columns alike and makes the same variables as TF 2.15's two paths.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tensorflow as tf
+
+from ..canned._optimizers import get_optimizer_instance
+from . import _head as head_lib
+from ._estimator import Estimator
+
+__all__ = ["LinearClassifier", "LinearEstimator", "LinearRegressor"]
+
+_SUM = tf.compat.v1.losses.Reduction.SUM
+_LEARNING_RATE = 0.2
+
+
+def _default_optimizer(feature_columns: Any) -> Any:
+    learning_rate = min(_LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
+    return tf.compat.v1.train.FtrlOptimizer(learning_rate=learning_rate)
+
+
+def _fraction_of_zero(variables: list) -> Any:
+    with tf.compat.v1.name_scope("zero_fraction"):
+        variables = tf.nest.flatten(variables)
+        with tf.compat.v1.name_scope("total_size"):
+            sizes = [tf.compat.v1.size(x, out_type=tf.int64) for x in variables]
+            total_size = tf.math.add_n(sizes)
+        with tf.compat.v1.name_scope("total_zero"):
+            total_zero = tf.math.add_n(
+                [
+                    tf.compat.v1.cond(
+                        tf.math.equal(size, tf.constant(0, dtype=tf.int64)),
+                        true_fn=lambda: tf.constant(0, dtype=tf.float32),
+                        false_fn=lambda x=x, size=size: (
+                            tf.math.zero_fraction(x) * tf.cast(size, dtype=tf.float32)
+                        ),
+                        name="zero_count",
+                    )
+                    for x, size in zip(variables, sizes, strict=True)
+                ]
+            )
+        with tf.compat.v1.name_scope("compute"):
+            total_size_float = tf.cast(total_size, dtype=tf.float32, name="float32_size")
+            fraction = total_zero / total_size_float
+        return tf.identity(fraction, name="zero_fraction_or_nan")
+
+
+def _expanded(variables: Any) -> list:
+    # linear_model's cols_to_vars holds a list of parts per column.
+    out = []
+    for v in variables:
+        out.extend(v if isinstance(v, list | tuple) else [v])
+    return out
+
+
+def linear_logits(features: dict, feature_columns: Any, units: int, sparse_combiner: str) -> Any:
+    """The logits of the v1 linear model, in the current variable scope (``linear``)."""
+    cols_to_vars: dict = {}
+    logits = tf.compat.v1.feature_column.linear_model(
+        features,
+        feature_columns,
+        units=units,
+        sparse_combiner=sparse_combiner,
+        cols_to_vars=cols_to_vars,
+    )
+    bias = _expanded([cols_to_vars.pop("bias")])
+    variables = _expanded(cols_to_vars.values())
+    if units > 1:
+        tf.compat.v1.summary.histogram("bias", bias)
+    else:
+        tf.compat.v1.summary.scalar("bias", bias[0][0])
+    tf.compat.v1.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(variables))
+    return logits
+
+
+def linear_model_fn(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    feature_columns: Any,
+    optimizer: Any,
+    partitioner: Any,
+    config: Any,
+    sparse_combiner: str = "sum",
+) -> Any:
+    """The v1 linear ``model_fn`` (TF 2.15's ``linear._linear_model_fn``, without SDCA)."""
+    if not isinstance(features, dict):
+        raise ValueError(
+            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
+        )
+    num_ps_replicas = config.num_ps_replicas if config else 0
+    partitioner = partitioner or tf.compat.v1.min_max_variable_partitioner(
+        max_partitions=num_ps_replicas, min_slice_size=64 << 20
+    )
+    with tf.compat.v1.variable_scope(
+        "linear", values=tuple(features.values()), partitioner=partitioner
+    ):
+        logits = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
+        optimizer = get_optimizer_instance(
+            optimizer or _default_optimizer(feature_columns), learning_rate=_LEARNING_RATE
+        )
+        return head.create_estimator_spec(
+            features=features, mode=mode, labels=labels, optimizer=optimizer, logits=logits
+        )
+
+
+def _check_optimizer(optimizer: Any) -> None:
+    if type(optimizer).__name__ == "LinearSDCA":
+        raise NotImplementedError(
+            "LinearSDCA is not supported by tf1compat_init's linear estimators.\n"
+            "tf1compat_init: use an optimizer name ('Ftrl', 'SGD', ...) or a "
+            "tf.compat.v1.train optimizer."
+        )
+
+
+def _linear_init(est, head, feature_columns, model_dir, optimizer, config, partitioner,
+                 warm_start_from, sparse_combiner) -> None:  # fmt: skip
+    _check_optimizer(optimizer)
+    feature_columns = tuple(feature_columns or [])
+
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        return linear_model_fn(
+            features=features,
+            labels=labels,
+            mode=mode,
+            head=head,
+            feature_columns=feature_columns,
+            optimizer=optimizer,
+            partitioner=partitioner,
+            config=config,
+            sparse_combiner=sparse_combiner,
+        )
+
+    Estimator.__init__(
+        est, model_fn=_model_fn, model_dir=model_dir, config=config,
+        warm_start_from=warm_start_from,
+    )  # fmt: skip
+
+
+class LinearClassifier(Estimator):
+    """``tf.compat.v1.estimator.LinearClassifier``: linear model, v1 optimizers, ``SUM`` loss."""
+
+    def __init__(
+        self,
+        feature_columns: Any,
+        model_dir: Any = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        head = head_lib._binary_logistic_or_multi_class_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, partitioner,
+                     warm_start_from, sparse_combiner)  # fmt: skip
+
+
+class LinearRegressor(Estimator):
+    """``tf.compat.v1.estimator.LinearRegressor``: linear regression, mean squared error summed."""
+
+    def __init__(
+        self,
+        feature_columns: Any,
+        model_dir: Any = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        head = head_lib._regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, partitioner,
+                     warm_start_from, sparse_combiner)  # fmt: skip
+
+
+class LinearEstimator(Estimator):
+    """``tf.compat.v1.estimator.LinearEstimator``: the v1 linear model on a v1 ``_Head``."""
+
+    def __init__(
+        self,
+        head: Any,
+        feature_columns: Any,
+        model_dir: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        sparse_combiner: str = "sum",
+        warm_start_from: Any = None,
+    ) -> None:
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, partitioner,
+                     warm_start_from, sparse_combiner)  # fmt: skip

@@ -1,0 +1,112 @@
+"""``pandas_input_fn`` (``tf.compat.v1.estimator.inputs``, TF 2.15): a DataFrame, queue-fed."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from ._feeding import enqueue_data
+
+__all__ = ["pandas_input_fn"]
+
+
+def _pandas() -> Any:
+    try:
+        import pandas as pd
+    except (ImportError, OSError):
+        return None
+    return pd
+
+
+def _unique_target_key(features: Any, name: str) -> str:
+    if name in features:
+        name += "_" + str(uuid.uuid4())
+    return name
+
+
+def pandas_input_fn(
+    x: Any,
+    y: Any = None,
+    batch_size: int = 128,
+    num_epochs: int | None = 1,
+    shuffle: bool | None = None,
+    queue_capacity: int | None = 1000,
+    num_threads: int = 1,
+    target_column: str = "target",
+) -> Any:
+    """An ``input_fn`` that feeds the rows of a pandas ``DataFrame`` in batches.
+
+    As ``tf.compat.v1.estimator.inputs.pandas_input_fn``: features are ``x``'s columns;
+    ``y`` (a ``Series``, or a ``DataFrame`` giving a dict of targets) must have ``x``'s
+    index. ``queue_capacity=None``: ``len(x)`` (4x with ``shuffle``).
+
+    Raises:
+        TypeError: pandas is not installed, or ``target_column`` is not a string.
+        ValueError: ``shuffle`` is not a bool, ``x`` has a column named
+            ``target_column``, or the indexes of ``x`` and ``y`` differ.
+    """
+    pd = _pandas()
+    if pd is None:
+        raise TypeError(
+            "pandas_input_fn should not be called without pandas installed"
+            "\ntf1compat_init: `pip install pandas`, or use numpy_input_fn with the "
+            "DataFrame's columns as a dict of arrays."
+        )
+    if not isinstance(shuffle, bool):
+        raise ValueError(
+            "shuffle must be provided and explicitly set as boolean "
+            "(it is recommended to set it as True for training); "
+            f"got {shuffle}"
+        )
+    if not isinstance(target_column, str):
+        raise TypeError("target_column must be a string type")
+    x = x.copy()
+    y_columns = None
+    if y is not None:
+        if target_column in x:
+            raise ValueError(
+                f"Cannot use name {target_column} for target column: DataFrame already has a "
+                f"column with that name: {x.columns}"
+            )
+        if not np.array_equal(x.index, y.index):
+            raise ValueError(
+                "Index for x and y are mismatched.\n"
+                f"Index for x: {x.index}\n"
+                f"Index for y: {y.index}\n"
+            )
+        if isinstance(y, pd.DataFrame):
+            y_columns = [(column, _unique_target_key(x, column)) for column in list(y)]
+            target_column = [v for _, v in y_columns]
+            x[target_column] = y
+        else:
+            x[target_column] = y
+    if queue_capacity is None:
+        queue_capacity = 4 * len(x) if shuffle else len(x)
+    min_after_dequeue = max(queue_capacity / 4, 1)
+
+    def input_fn() -> Any:
+        queue = enqueue_data(
+            x,
+            queue_capacity,
+            shuffle=shuffle,
+            min_after_dequeue=min_after_dequeue,
+            num_threads=num_threads,
+            enqueue_size=batch_size,
+            num_epochs=num_epochs,
+        )
+        if num_epochs is None:
+            columns = queue.dequeue_many(batch_size)
+        else:
+            columns = queue.dequeue_up_to(batch_size)
+        features = dict(zip(list(x.columns), columns[1:], strict=True))
+        if y is None:
+            return features
+        if isinstance(target_column, list):
+            keys = [k for k, _ in y_columns]
+            values = [features.pop(column) for column in target_column]
+            return features, dict(zip(keys, values, strict=True))
+        return features, features.pop(target_column)
+
+    return input_fn
