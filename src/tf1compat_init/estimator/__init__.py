@@ -36,7 +36,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _cluster_run, _leftout, experimental, export
+from . import _cluster_run, _leftout, experimental, export, v1
 from . import _eval as _estimator_eval
 from . import _export as _estimator_export
 from . import _train as _estimator_train
@@ -92,6 +92,7 @@ __all__ = [
     "experimental",
     "export",
     "train_and_evaluate",
+    "v1",
 ]
 
 # tf.estimator re-exported these tf.compat.v1.train names; so do we (the same objects).
