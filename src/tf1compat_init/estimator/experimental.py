@@ -1,8 +1,11 @@
 """``tf1compat_init.estimator.experimental``: the part of ``tf.estimator.experimental`` here.
 
-Only ``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
-with ``Estimator.experimental_export_all_saved_models``); the other names raise an
-error saying they are left out.
+``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports with
+``Estimator.experimental_export_all_saved_models``), the early-stopping hooks
+(``stop_if_higher_hook``, ``stop_if_lower_hook``, ``stop_if_no_increase_hook``,
+``stop_if_no_decrease_hook``, ``make_early_stopping_hook``,
+``make_stop_at_checkpoint_step_hook``) and ``InMemoryEvaluatorHook``, defined on first
+use; the other names raise an error saying they are left out.
 """
 
 from __future__ import annotations
@@ -17,17 +20,10 @@ __all__ = ["build_raw_supervised_input_receiver_fn"]
 
 _LEFT_OUT = frozenset(
     {
-        "InMemoryEvaluatorHook",
         "LinearSDCA",
         "RNNClassifier",
         "RNNEstimator",
         "call_logit_fn",
-        "make_early_stopping_hook",
-        "make_stop_at_checkpoint_step_hook",
-        "stop_if_higher_hook",
-        "stop_if_lower_hook",
-        "stop_if_no_decrease_hook",
-        "stop_if_no_increase_hook",
     }
 )
 
@@ -51,7 +47,13 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         package = __name__.rsplit(".", 1)[0]
-        value = getattr(importlib.import_module(f"{package}.{_LAZY[name]}"), name)
+        module = f"{package}.{_LAZY[name]}"
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as e:
+            if e.name != module:  # a dependency is missing, not the module itself
+                raise
+            return _missing(name)  # not written yet: the left-out error with its advice
         globals()[name] = value
         return value
     return _missing(name)
@@ -61,8 +63,7 @@ def _missing(name: str) -> NoReturn:
     if name in _LEFT_OUT:
         raise LeftOutError(
             f"tf.estimator.experimental.{name} is not provided by tf1compat_init.estimator: "
-            "early-stopping hooks, in-memory evaluation and the canned linear / RNN "
-            "estimators are left out (stop training from your own SessionRunHook reading "
-            "est.eval_dir(), or write the model as a model_fn)."
+            "the canned linear / RNN estimators are left out (write the model as a "
+            "model_fn)."
         )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
