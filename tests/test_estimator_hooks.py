@@ -268,6 +268,8 @@ def test_tf_estimator_objects_get_advice(tmp_path):
         ours.experimental.stop_if_lower_hook(real, "loss", 1.0)
     with pytest.raises(TypeError, match="tf1compat_init: this is tf.estimator's Estimator"):
         ours.add_metrics(real, lambda labels: {})
+    with pytest.raises(TypeError, match="tf1compat_init: this is tf.estimator's Estimator"):
+        ours.experimental.InMemoryEvaluatorHook(real, M.eval_input_fn)
     assert not os.path.exists(tmp_path / "r" / "eval")
 
 
@@ -279,3 +281,16 @@ def test_model_dir_untouched_by_hook_construction(tmp_path):
     assert not os.path.exists(est.model_dir)
     est.train(train_input_fn, steps=1)
     assert checkpoint_steps(est.model_dir) == [0, 1]
+
+
+def test_missing_metric_note_lists_the_metrics_found(tmp_path):
+    eval_dir = M.scripted_eval_dir(tmp_path / "eval")
+    hook = ours.experimental.stop_if_higher_hook(
+        _estimator(tmp_path), "accuracy", 0.5, eval_dir=eval_dir
+    )
+    with pytest.raises(KeyError) as info:
+        hook._should_stop_fn()
+    assert str(info.value) == "'accuracy'"
+    (note,) = info.value.__notes__
+    assert note.startswith("tf1compat_init: the evaluation at global step 2 in ")
+    assert "has no scalar 'accuracy'; it has ['loss', 'score']" in note

@@ -26,16 +26,17 @@ def _call_metric_fn(
     return metric_fn(**{k: v for k, v in given.items() if k in names})
 
 
-def _check_estimator(estimator: Any) -> None:
+def reject_tf_estimator(estimator: Any, what: str) -> None:
+    """Raises ``TypeError`` with advice when ``estimator`` is tf.estimator's, not ours."""
     from . import Estimator
 
     if type(estimator).__module__.startswith("tensorflow_estimator") and not isinstance(
         estimator, Estimator
     ):
         raise TypeError(
-            f"add_metrics needs an Estimator of tf1compat_init.estimator. Got: {type(estimator)}"
+            f"{what} needs an Estimator of tf1compat_init.estimator. Got: {type(estimator)}"
             "\ntf1compat_init: this is tf.estimator's Estimator; build it with "
-            "tf1compat_init.estimator (same arguments), or use tf.estimator.add_metrics."
+            f"tf1compat_init.estimator (same arguments), or use tf.estimator's {what}."
         )
 
 
@@ -64,7 +65,7 @@ def add_metrics(estimator: Any, metric_fn: Any) -> Any:
     from . import Estimator
 
     _verify_metric_fn_args(metric_fn)
-    _check_estimator(estimator)
+    reject_tf_estimator(estimator, "add_metrics")
 
     def new_model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
         spec = estimator.model_fn(features, labels, mode, config)

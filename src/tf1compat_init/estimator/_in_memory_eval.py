@@ -18,6 +18,7 @@ from typing import Any
 import tensorflow as tf
 
 from . import _eval
+from ._extenders import reject_tf_estimator
 
 __all__ = ["InMemoryEvaluatorHook"]
 
@@ -61,6 +62,7 @@ class InMemoryEvaluatorHook(tf.compat.v1.train.SessionRunHook):
     ) -> None:
         from . import _check_hooks
 
+        reject_tf_estimator(estimator, "InMemoryEvaluatorHook")
         if every_n_iter is None or every_n_iter <= 0:
             raise ValueError(f"invalid every_n_iter={every_n_iter}.")
         config = estimator.config

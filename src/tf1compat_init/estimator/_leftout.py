@@ -43,7 +43,6 @@ LEFT_OUT = {
             "MultiLabelHead",
             "PoissonRegressionHead",
             "RegressionHead",
-            "add_metrics",
             "classifier_parse_example_spec",
             "regressor_parse_example_spec",
         ],

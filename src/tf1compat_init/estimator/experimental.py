@@ -11,12 +11,32 @@ use; the other names raise an error saying they are left out.
 from __future__ import annotations
 
 import importlib
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._export_supervised import build_raw_supervised_input_receiver_fn
 from ._leftout import LeftOutError
 
-__all__ = ["build_raw_supervised_input_receiver_fn"]
+if TYPE_CHECKING:  # defined lazily by __getattr__ below
+    from ._early_stopping import (
+        make_early_stopping_hook,
+        make_stop_at_checkpoint_step_hook,
+        stop_if_higher_hook,
+        stop_if_lower_hook,
+        stop_if_no_decrease_hook,
+        stop_if_no_increase_hook,
+    )
+    from ._in_memory_eval import InMemoryEvaluatorHook
+
+__all__ = [
+    "InMemoryEvaluatorHook",
+    "build_raw_supervised_input_receiver_fn",
+    "make_early_stopping_hook",
+    "make_stop_at_checkpoint_step_hook",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+]
 
 _LEFT_OUT = frozenset(
     {
