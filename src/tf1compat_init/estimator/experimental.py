@@ -4,8 +4,9 @@
 ``Estimator.experimental_export_all_saved_models``), the early-stopping hooks
 (``stop_if_higher_hook``, ``stop_if_lower_hook``, ``stop_if_no_increase_hook``,
 ``stop_if_no_decrease_hook``, ``make_early_stopping_hook``,
-``make_stop_at_checkpoint_step_hook``) and ``InMemoryEvaluatorHook``, defined on first
-use; the other names raise an error saying they are left out.
+``make_stop_at_checkpoint_step_hook``), ``InMemoryEvaluatorHook`` and ``RNNClassifier`` /
+``RNNEstimator``, defined on first use; the other names raise an error saying they are
+left out.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ if TYPE_CHECKING:  # defined lazily by __getattr__ below
         stop_if_no_increase_hook,
     )
     from ._in_memory_eval import InMemoryEvaluatorHook
+    from .canned._rnn import RNNClassifier, RNNEstimator
 
 __all__ = [
     "InMemoryEvaluatorHook",
+    "RNNClassifier",
+    "RNNEstimator",
     "build_raw_supervised_input_receiver_fn",
     "make_early_stopping_hook",
     "make_stop_at_checkpoint_step_hook",
@@ -41,8 +45,6 @@ __all__ = [
 _LEFT_OUT = frozenset(
     {
         "LinearSDCA",
-        "RNNClassifier",
-        "RNNEstimator",
         "call_logit_fn",
     }
 )
@@ -83,7 +85,7 @@ def _missing(name: str) -> NoReturn:
     if name in _LEFT_OUT:
         raise LeftOutError(
             f"tf.estimator.experimental.{name} is not provided by tf1compat_init.estimator: "
-            "the canned linear / RNN estimators are left out (write the model as a "
-            "model_fn)."
+            "it is left out (write the model as a model_fn, or use the canned "
+            "estimators of tf1compat_init.estimator)."
         )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -75,6 +75,12 @@ def _make_rnn_layer(rnn_cell_fn: Any, units: Any, cell_type: Any, return_sequenc
         return layer_classes[cell_type](units=units, return_sequences=return_sequences)
     if not rnn_cell_fn:
         kind = _SIMPLE_RNN if cell_type is USE_DEFAULT else cell_type
+        if isinstance(units, int):  # TF 2.15 fails iterating it; say what works
+            raise TypeError(
+                "'int' object is not iterable\ntf1compat_init: an int `units` needs "
+                "`cell_type` named ('simple_rnn', 'lstm' or 'gru'); otherwise give a "
+                f"list of units per layer, e.g. units=[{units}]."
+            )
 
         def rnn_cell_fn() -> Any:
             cells = [_single_rnn_cell(n, kind) for n in units]
