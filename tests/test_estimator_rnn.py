@@ -99,3 +99,28 @@ def test_int_units_without_cell_type_gets_advice(tmp_path):
     est = ours.experimental.RNNClassifier(columns, units=2, model_dir=str(tmp_path / "m"))
     with pytest.raises(TypeError, match=r"(?s)not iterable\ntf1compat_init: .*units=\[2\]"):
         est.train(R._pick("bin"), steps=1)
+
+
+def _added_metrics(lib, model_dir):
+    import random
+
+    columns, _ = R._columns()
+    est = lib.experimental.RNNClassifier(
+        columns, units=[2], model_dir=model_dir, config=lib.RunConfig(tf_random_seed=3)
+    )
+    random.seed(5)
+    est.train(R._pick("bin"), steps=1)
+
+    def metric_fn(labels, predictions):
+        return {"logistic_mean": tf.compat.v1.metrics.mean(predictions["logistic"])}
+
+    added = lib.add_metrics(est, metric_fn).evaluate(R._pick("bin"), steps=1)
+    return {k: float(v) for k, v in added.items()}
+
+
+def test_add_metrics_on_a_canned_estimator(tmp_path):
+    mine = _added_metrics(ours, str(tmp_path / "ours"))
+    assert mine["logistic_mean"] == pytest.approx(mine["prediction/mean"], rel=1e-6)
+    assert {"accuracy", "auc", "loss", "global_step"} <= set(mine)
+    if HAS_REAL:  # TF 2.15: the same numbers as tf.estimator.add_metrics on its RNNClassifier
+        assert mine == _added_metrics(tf.estimator, str(tmp_path / "real"))
