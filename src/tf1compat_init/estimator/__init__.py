@@ -89,6 +89,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "add_metrics",
     "experimental",
     "export",
     "train_and_evaluate",

@@ -19,7 +19,14 @@ from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
 from ._spec import LOSS_METRIC_KEY, ModeKeys
 from ._train import create_global_step, maybe_warm_start
 
-__all__ = ["StopAfterNEvalsHook", "evaluate", "predict"]
+__all__ = [
+    "StopAfterNEvalsHook",
+    "build_eval_graph",
+    "evaluate",
+    "predict",
+    "run_eval",
+    "steps_hooks",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -185,45 +192,74 @@ def _latest_or_none(est: Any, checkpoint_path: Any, what: str) -> Any:
     return latest
 
 
+def build_eval_graph(est: Any, input_fn: Any, hooks: list, checkpoint_path: Any) -> tuple:
+    """Builds the evaluation graph in the current graph (``Estimator._evaluate_build_graph``).
+
+    Returns:
+        ``(scaffold, update_op, values, all_hooks)``: ``values`` holds the metric value
+        tensors with ``loss`` and ``global_step``; ``all_hooks`` the input, given and
+        ``evaluation_hooks``.
+    """
+    g = tf.compat.v1.get_default_graph()
+    tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
+    create_global_step(g)
+    result = call_input_fn(input_fn, ModeKeys.EVAL, est.params, est.config)
+    features, labels, input_hooks = parse_input_fn_result(result)
+    spec = call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL, est.params, est.config)
+    update_op, values = _metric_ops(spec)
+    global_step = tf.compat.v1.train.get_global_step(g)
+    if not checkpoint_path and est._warm_start_settings:
+        maybe_warm_start(est._warm_start_settings)
+    if _GLOBAL_STEP in values:
+        raise ValueError(
+            "Metric with name `global_step` is not allowed, because Estimator "
+            "already defines a default metric with the same name."
+        )
+    values[_GLOBAL_STEP] = global_step
+    all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks or [])
+    scaffold = spec.scaffold
+    if scaffold and scaffold.local_init_op:
+        # The eval step is a new local variable: fold its init into the user's op.
+        _eval_step()
+        scaffold = tf.compat.v1.train.Scaffold(
+            local_init_op=tf.group(
+                scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()
+            ),
+            copy_from_scaffold=scaffold,
+        )
+    return scaffold, update_op, values, all_hooks
+
+
+def run_eval(
+    est: Any,
+    checkpoint_path: Any,
+    scaffold: Any,
+    update_op: Any,
+    values: dict,
+    all_hooks: list,
+    output_dir: str,
+) -> dict:
+    """Runs a graph from :func:`build_eval_graph` once and writes its summaries to ``output_dir``.
+
+    Call it inside that graph; it may be called again on the same graph.
+    """
+    results = _run_eval(
+        checkpoint_path, scaffold, update_op, values, all_hooks, est._session_config
+    )
+    # v1 FileWriter needs graph mode, so the summaries are written inside the graph.
+    _write_summaries(output_dir, results, results[_GLOBAL_STEP], checkpoint_path)
+    return results
+
+
 def evaluate(
     est: Any, input_fn: Any, steps: Any, hooks: list, checkpoint_path: Any, name: Any
 ) -> dict:
     """Runs one evaluation; returns the metric values with ``loss`` and ``global_step``."""
     hooks = hooks + steps_hooks(steps)
     checkpoint_path = _latest_or_none(est, checkpoint_path, "evaluate")
-    with tf.Graph().as_default() as g:
-        tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
-        create_global_step(g)
-        result = call_input_fn(input_fn, ModeKeys.EVAL, est.params, est.config)
-        features, labels, input_hooks = parse_input_fn_result(result)
-        spec = call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL, est.params, est.config)
-        update_op, values = _metric_ops(spec)
-        global_step = tf.compat.v1.train.get_global_step(g)
-        if not checkpoint_path and est._warm_start_settings:
-            maybe_warm_start(est._warm_start_settings)
-        if _GLOBAL_STEP in values:
-            raise ValueError(
-                "Metric with name `global_step` is not allowed, because Estimator "
-                "already defines a default metric with the same name."
-            )
-        values[_GLOBAL_STEP] = global_step
-        all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks or [])
-        scaffold = spec.scaffold
-        if scaffold and scaffold.local_init_op:
-            # The eval step is a new local variable: fold its init into the user's op.
-            _eval_step()
-            scaffold = tf.compat.v1.train.Scaffold(
-                local_init_op=tf.group(
-                    scaffold.local_init_op, tf.compat.v1.train.Scaffold.default_local_init_op()
-                ),
-                copy_from_scaffold=scaffold,
-            )
-        results = _run_eval(
-            checkpoint_path, scaffold, update_op, values, all_hooks, est._session_config
-        )
-        # v1 FileWriter needs graph mode, so the summaries are written inside the graph.
-        _write_summaries(est.eval_dir(name), results, results[_GLOBAL_STEP], checkpoint_path)
-    return results
+    with tf.Graph().as_default():
+        built = build_eval_graph(est, input_fn, hooks, checkpoint_path)
+        return run_eval(est, checkpoint_path, *built, est.eval_dir(name))
 
 
 def _batch_length(values: dict) -> int | None:

@@ -35,7 +35,6 @@ LEFT_OUT = {
             "LinearClassifier",
             "LinearEstimator",
             "LinearRegressor",
-            "add_metrics",
             "classifier_parse_example_spec",
             "regressor_parse_example_spec",
         ],

@@ -1,33 +1,51 @@
 """``tf1compat_init.estimator.experimental``: the part of ``tf.estimator.experimental`` here.
 
-Only ``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
-with ``Estimator.experimental_export_all_saved_models``); the other names raise an
-error saying they are left out.
+``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports with
+``Estimator.experimental_export_all_saved_models``), the early-stopping hooks
+(``stop_if_higher_hook``, ``stop_if_lower_hook``, ``stop_if_no_increase_hook``,
+``stop_if_no_decrease_hook``, ``make_early_stopping_hook``,
+``make_stop_at_checkpoint_step_hook``), ``InMemoryEvaluatorHook`` and ``RNNClassifier`` /
+``RNNEstimator``, defined on first use; the other names raise an error saying they are
+left out.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._export_supervised import build_raw_supervised_input_receiver_fn
 from ._leftout import LeftOutError
 
-__all__ = ["build_raw_supervised_input_receiver_fn"]
+if TYPE_CHECKING:  # defined lazily by __getattr__ below
+    from ._early_stopping import (
+        make_early_stopping_hook,
+        make_stop_at_checkpoint_step_hook,
+        stop_if_higher_hook,
+        stop_if_lower_hook,
+        stop_if_no_decrease_hook,
+        stop_if_no_increase_hook,
+    )
+    from ._in_memory_eval import InMemoryEvaluatorHook
+    from .canned._rnn import RNNClassifier, RNNEstimator
+
+__all__ = [
+    "InMemoryEvaluatorHook",
+    "RNNClassifier",
+    "RNNEstimator",
+    "build_raw_supervised_input_receiver_fn",
+    "make_early_stopping_hook",
+    "make_stop_at_checkpoint_step_hook",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+]
 
 _LEFT_OUT = frozenset(
     {
-        "InMemoryEvaluatorHook",
         "LinearSDCA",
-        "RNNClassifier",
-        "RNNEstimator",
         "call_logit_fn",
-        "make_early_stopping_hook",
-        "make_stop_at_checkpoint_step_hook",
-        "stop_if_higher_hook",
-        "stop_if_lower_hook",
-        "stop_if_no_decrease_hook",
-        "stop_if_no_increase_hook",
     }
 )
 
@@ -67,8 +85,7 @@ def _missing(name: str) -> NoReturn:
     if name in _LEFT_OUT:
         raise LeftOutError(
             f"tf.estimator.experimental.{name} is not provided by tf1compat_init.estimator: "
-            "early-stopping hooks, in-memory evaluation and the canned linear / RNN "
-            "estimators are left out (stop training from your own SessionRunHook reading "
-            "est.eval_dir(), or write the model as a model_fn)."
+            "it is left out (write the model as a model_fn, or use the canned "
+            "estimators of tf1compat_init.estimator)."
         )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
