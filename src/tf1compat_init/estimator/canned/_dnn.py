@@ -306,7 +306,7 @@ class DNNClassifier(_DNNBase):
         dropout: float | None = None,
         config: Any = None,
         warm_start_from: Any = None,
-        loss_reduction: Any = tf.losses.Reduction.SUM_OVER_BATCH_SIZE,
+        loss_reduction: Any = _keras.losses.Reduction.SUM_OVER_BATCH_SIZE,
         batch_norm: bool = False,
     ) -> None:
         head = binary_or_multi_class_head(
@@ -348,7 +348,7 @@ class DNNRegressor(_DNNBase):
         dropout: float | None = None,
         config: Any = None,
         warm_start_from: Any = None,
-        loss_reduction: Any = tf.losses.Reduction.SUM_OVER_BATCH_SIZE,
+        loss_reduction: Any = _keras.losses.Reduction.SUM_OVER_BATCH_SIZE,
         batch_norm: bool = False,
     ) -> None:
         from ..head import RegressionHead
