@@ -1,0 +1,329 @@
+"""``BinaryClassHead``: sigmoid cross entropy over one logit per example."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+from .._export_output import PredictOutput, RegressionOutput
+from .._keras2 import keras2
+from . import _base, _checks
+from ._keys import MetricKeys, PredictionKeys
+
+__all__ = ["BinaryClassHead"]
+
+
+class BinaryClassHead(_base.Head):
+    """A head for binary classification (``tf.estimator.BinaryClassHead``).
+
+    Labels are 0/1 (any numeric dtype), or strings from ``label_vocabulary`` (two
+    entries: negative, positive). The loss is sigmoid cross entropy on a logit of shape
+    ``[D0, ... DN, 1]``, weighted by ``weight_column`` and reduced by
+    ``loss_reduction``. Eval metrics: ``accuracy``, ``accuracy_baseline``, ``auc``,
+    ``auc_precision_recall``, ``average_loss``, ``label/mean``, ``prediction/mean``,
+    ``precision``, ``recall``, and per threshold ``accuracy/positive_threshold_<t>``,
+    ``precision/...``, ``recall/...``.
+
+    Args:
+        weight_column: a feature name or ``tf.feature_column.numeric_column``
+            holding per-example weights.
+        thresholds: floats in (0, 1) for the threshold metrics (0.5 is the default
+            class decision and always used by ``accuracy``, ``precision``, ``recall``).
+        label_vocabulary: list or tuple of the two label strings.
+        loss_reduction: a ``tf.losses.Reduction`` other than ``NONE``.
+        loss_fn: ``fn(labels, logits[, features])`` returning the unreduced loss of
+            shape ``[D0, ... DN, 1]``.
+        name: suffix of the metric and summary keys, and the head's name scope.
+
+    Example:
+        >>> head = BinaryClassHead(weight_column="w", thresholds=[0.3])  # doctest: +SKIP
+        >>> spec = head.create_estimator_spec(features, mode, logits, labels,
+        ...                                   train_op_fn=my_train_op_fn)
+    """
+
+    def __init__(
+        self,
+        weight_column: Any = None,
+        thresholds: Any = None,
+        label_vocabulary: Any = None,
+        loss_reduction: str = _checks.SUM_OVER_BATCH_SIZE,
+        loss_fn: Callable | None = None,
+        name: str | None = None,
+    ) -> None:
+        if label_vocabulary is not None and not isinstance(label_vocabulary, list | tuple):
+            raise ValueError(
+                "label_vocabulary should be a list or a tuple. Given type: "
+                f"{type(label_vocabulary)}"
+            )
+        thresholds = tuple(thresholds) if thresholds else ()
+        for threshold in thresholds:
+            if threshold <= 0.0 or threshold >= 1.0:
+                raise ValueError(f"thresholds not in (0, 1): {(thresholds,)}.")
+        _checks.validate_loss_reduction(loss_reduction)
+        if loss_fn:
+            _checks.validate_loss_fn_args(loss_fn)
+        self._weight_column = weight_column
+        self._thresholds = thresholds
+        self._label_vocabulary = label_vocabulary
+        self._loss_reduction = loss_reduction
+        self._loss_fn = loss_fn
+        self._name = name
+        key = self._summary_key
+        self._loss_mean_key = key(MetricKeys.LOSS_MEAN)
+        self._accuracy_key = key(MetricKeys.ACCURACY)
+        self._precision_key = key(MetricKeys.PRECISION)
+        self._recall_key = key(MetricKeys.RECALL)
+        self._prediction_mean_key = key(MetricKeys.PREDICTION_MEAN)
+        self._label_mean_key = key(MetricKeys.LABEL_MEAN)
+        self._accuracy_baseline_key = key(MetricKeys.ACCURACY_BASELINE)
+        self._auc_key = key(MetricKeys.AUC)
+        self._auc_pr_key = key(MetricKeys.AUC_PR)
+        self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
+        self._accuracy_keys = tuple(key(MetricKeys.ACCURACY_AT_THRESHOLD % t) for t in thresholds)
+        self._precision_keys = tuple(key(MetricKeys.PRECISION_AT_THRESHOLD % t) for t in thresholds)
+        self._recall_keys = tuple(key(MetricKeys.RECALL_AT_THRESHOLD % t) for t in thresholds)
+        self._id_table = None
+        self._string_table = None
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def logits_dimension(self) -> int:
+        return 1
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    def _class_id_table(self) -> Any:
+        # A graph gets its own table each time; eagerly one table is reused.
+        if self._id_table is None or not tf.executing_eagerly():
+            self._id_table = _base.class_id_table(self._label_vocabulary)
+        return self._id_table
+
+    def _class_string_table(self) -> Any:
+        if self._string_table is None or not tf.executing_eagerly():
+            self._string_table = _base.class_string_table(self._label_vocabulary)
+        return self._string_table
+
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        labels = _checks.check_dense_labels_match_logits_and_reshape(
+            labels=labels, logits=logits, expected_labels_dimension=1
+        )
+        if self._label_vocabulary is not None:
+            labels = self._class_id_table().lookup(labels)
+        labels = tf.cast(labels, dtype=tf.float32)
+        return _checks.check_label_range(labels, n_classes=2)
+
+    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
+        if self._loss_fn:
+            loss = _checks.call_loss_fn(
+                loss_fn=self._loss_fn,
+                labels=labels,
+                logits=logits,
+                features=features,
+                expected_loss_dim=1,
+            )
+        else:
+            loss = tf.compat.v1.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+        weights = _checks.get_weights_and_check_match_logits(
+            features=features, weight_column=self._weight_column, logits=logits
+        )
+        return loss, weights
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The weighted, reduced sigmoid cross entropy plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            labels = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
+            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
+            return _base.add_regularization(training_loss, regularization_losses)
+
+    def predictions(self, logits: Any, keys: Any = None) -> dict:
+        """``logits``, ``logistic``, ``probabilities``, ``class_ids``, ``classes``,
+        ``all_class_ids``, ``all_classes`` (or those in ``keys``)."""
+        k = PredictionKeys
+        valid_keys = [
+            k.LOGITS,
+            k.LOGISTIC,
+            k.PROBABILITIES,
+            k.CLASS_IDS,
+            k.CLASSES,
+            k.ALL_CLASS_IDS,
+            k.ALL_CLASSES,
+        ]
+        if keys:
+            _checks.check_prediction_keys(keys, valid_keys)
+        else:
+            keys = valid_keys
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        predictions = {}
+        with tf.compat.v1.name_scope("predictions", values=(logits,)):
+            if k.LOGITS in keys:
+                predictions[k.LOGITS] = logits
+            if k.LOGISTIC in keys:
+                predictions[k.LOGISTIC] = tf.math.sigmoid(logits, name=k.LOGISTIC)
+            # The negative class has logit 0: softmax over the pair is the sigmoid.
+            two_class_logits = tf.concat(
+                (tf.compat.v1.zeros_like(logits), logits), axis=-1, name="two_class_logits"
+            )
+            if k.PROBABILITIES in keys:
+                predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(
+                    two_class_logits, name=k.PROBABILITIES
+                )
+            if k.CLASS_IDS in keys or k.CLASSES in keys:
+                class_ids = tf.compat.v1.math.argmax(two_class_logits, axis=-1, name=k.CLASS_IDS)
+                class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
+                if k.CLASS_IDS in keys:
+                    predictions[k.CLASS_IDS] = class_ids
+                if k.CLASSES in keys:
+                    if self._label_vocabulary is not None:
+                        classes = self._class_string_table().lookup(class_ids)
+                    else:
+                        classes = tf.strings.as_string(class_ids, name="str_classes")
+                    predictions[k.CLASSES] = classes
+            if k.ALL_CLASS_IDS in keys:
+                predictions[k.ALL_CLASS_IDS] = _base.all_class_ids(logits, n_classes=2)
+            if k.ALL_CLASSES in keys:
+                predictions[k.ALL_CLASSES] = _base.all_classes(
+                    logits, n_classes=2, label_vocabulary=self._label_vocabulary
+                )
+            return predictions
+
+    def metrics(self, regularization_losses: Any = None) -> dict:
+        """New Keras 2 metric objects for every eval metric of this head."""
+        m = keras2().metrics
+        keys = MetricKeys
+        with tf.compat.v1.name_scope("metrics", values=(regularization_losses,)):
+            metrics = {
+                self._loss_mean_key: m.Mean(name=keys.LOSS_MEAN),
+                self._accuracy_key: m.Accuracy(name=keys.ACCURACY),
+                self._precision_key: m.Precision(name=keys.PRECISION),
+                self._recall_key: m.Recall(name=keys.RECALL),
+                self._prediction_mean_key: m.Mean(name=keys.PREDICTION_MEAN),
+                self._label_mean_key: m.Mean(name=keys.LABEL_MEAN),
+                self._accuracy_baseline_key: m.Mean(name=keys.ACCURACY_BASELINE),
+                self._auc_key: m.AUC(name=keys.AUC),
+                self._auc_pr_key: m.AUC(curve="PR", name=keys.AUC_PR),
+            }
+            if regularization_losses is not None:
+                metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
+            for i, threshold in enumerate(self._thresholds):
+                metrics[self._accuracy_keys[i]] = m.BinaryAccuracy(
+                    name=self._accuracy_keys[i], threshold=threshold
+                )
+                metrics[self._precision_keys[i]] = m.Precision(
+                    name=self._precision_keys[i], thresholds=threshold
+                )
+                metrics[self._recall_keys[i]] = m.Recall(
+                    name=self._recall_keys[i], thresholds=threshold
+                )
+        return metrics
+
+    def _update_accuracy_baseline(self, eval_metrics: dict) -> None:
+        # The baseline is the label mean's, folded: max(positives, negatives) / count.
+        label_mean = eval_metrics[self._label_mean_key]
+        baseline = eval_metrics[self._accuracy_baseline_key]
+        baseline.add_update(tf.no_op())
+        baseline.total = tf.math.maximum(label_mean.total, label_mean.count - label_mean.total)
+        baseline.count = label_mean.count
+
+    @staticmethod
+    def _update_auc(auc_metric: Any, labels: Any, predictions: Any, weights: Any = None) -> None:
+        predictions = tf.cast(predictions, dtype=tf.float32)
+        if weights is not None:
+            weights = tf.compat.v2.__internal__.ops.broadcast_weights(weights, predictions)
+        auc_metric.update_state(y_true=labels, y_pred=predictions, sample_weight=weights)
+
+    def update_metrics(
+        self,
+        eval_metrics: dict,
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Any = None,
+    ) -> dict:
+        """Updates every metric of ``metrics()`` with one batch; returns them."""
+        class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        labels = self._processed_labels(logits, labels)
+        unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
+        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        for key in (self._accuracy_key, self._precision_key, self._recall_key):
+            eval_metrics[key].update_state(y_true=labels, y_pred=class_ids, sample_weight=weights)
+        logistic = self.predictions(logits, [PredictionKeys.LOGISTIC])[PredictionKeys.LOGISTIC]
+        _base.update_metric_with_broadcast_weights(
+            eval_metrics[self._prediction_mean_key], logistic, weights
+        )
+        _base.update_metric_with_broadcast_weights(
+            eval_metrics[self._label_mean_key], labels, weights
+        )
+        self._update_accuracy_baseline(eval_metrics)
+        for key in (self._auc_key, self._auc_pr_key):
+            self._update_auc(
+                eval_metrics[key], labels=labels, predictions=logistic, weights=weights
+            )
+        if regularization_losses is not None:
+            eval_metrics[self._loss_regularization_key].update_state(
+                values=tf.math.add_n(regularization_losses)
+            )
+        for i in range(len(self._thresholds)):
+            for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
+                eval_metrics[keys[i]].update_state(
+                    y_true=labels, y_pred=logistic, sample_weight=weights
+                )
+        return eval_metrics
+
+    def _export_outputs(self, predictions: dict) -> dict:
+        classifier = _base.classification_output(
+            scores=predictions[PredictionKeys.PROBABILITIES],
+            n_classes=2,
+            label_vocabulary=self._label_vocabulary,
+        )
+        return {
+            _base.DEFAULT_SERVING_KEY: classifier,
+            _base.CLASSIFY_SERVING_KEY: classifier,
+            _base.REGRESS_SERVING_KEY: RegressionOutput(value=predictions[PredictionKeys.LOGISTIC]),
+            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
+        }
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> _base.SpecParts:
+        return _base.single_head_spec(
+            self,
+            self._export_outputs,
+            features,
+            mode,
+            logits,
+            labels,
+            optimizer,
+            trainable_variables,
+            train_op_fn,
+            update_ops,
+            regularization_losses,
+        )

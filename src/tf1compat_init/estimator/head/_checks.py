@@ -1,0 +1,404 @@
+"""Shape, dtype and argument checks shared by the heads, with tf.estimator 2.15's texts.
+
+In graph mode a check that needs runtime shapes becomes an assert op under the same
+name scope as in tensorflow-estimator 2.15, so a failing assert reads the same (op
+names included) in both. Eagerly, checks raise ``ValueError`` at once, as TF 2.15 did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.python.util import function_utils
+
+__all__ = [
+    "LABEL_NONE_ERR_MSG",
+    "call_loss_fn",
+    "check_dense_labels_match_logits_and_reshape",
+    "check_label_range",
+    "check_logits_final_dim",
+    "check_prediction_keys",
+    "get_weights_and_check_match_logits",
+    "validate_loss_fn_args",
+    "validate_loss_reduction",
+    "validate_n_classes",
+    "validate_trainable_variables",
+    "validate_update_ops",
+    "validate_v2_optimizer",
+]
+
+#: ``tf.losses.Reduction`` values (Keras 2's ``ReductionV2``), spelled out so that
+#: defaults need no Keras import.
+AUTO = "auto"
+NONE = "none"
+SUM = "sum"
+SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+REDUCTIONS = (AUTO, NONE, SUM, SUM_OVER_BATCH_SIZE)
+
+LABEL_NONE_ERR_MSG = (
+    "You must provide a labels Tensor. Given: None. "
+    "Suggested troubleshooting steps: Check that your data contains your label "
+    "feature. Check that your input_fn properly parses and returns labels."
+)
+_SPARSE_LABEL_ERR_MSG = (
+    "SparseTensor labels are not supported. Labels must be a Tensor of shape "
+    "[D0, D1, ..., DN, {0}], e.g. [batch_size, {0}].Suggested Fix (1): Check the"
+    " label feature in your data. Each example must contain {0} value(s). If "
+    "not, your choice of label was probably incorrect. Suggested Fix (2): In "
+    "your input_fn, use tf.sparse_tensor_to_dense() to turn labels into a "
+    "Tensor."
+)
+_MISMATCHED_LABEL_DIM_ERR_MSG = (
+    "Mismatched label shape. Expected labels dimension={}.  Received {}. "
+    "Suggested Fix: If your classifier expects one-hot encoding label, check "
+    "your n_classes argument to the estimator and/or the shape of your label. "
+    "Otherwise, check the shape of your label."
+)
+_LABEL_SHAPE_ERR_MSG = (
+    "labels shape must be [D0, D1, ... DN, {}]. Suggested Fix: check your "
+    "n_classes argument to the head and/or the shape of your label."
+)
+_VALIDATION_ERROR_MSG = "{} should be a list or a tuple. Given type: {}."
+_LOGITS_SHAPE_MSG = "logits shape must be [D0, D1, ... DN, logits_dimension]"
+_KERAS3_OPTIMIZER_ADVICE = (
+    "\ntf1compat_init: heads build the train op with a Keras 2 optimizer's get_updates() "
+    "in graph mode; on TensorFlow >= 2.16 use a tf_keras legacy optimizer, e.g. "
+    "tf_keras.optimizers.legacy.Adagrad(0.05), not a tf.keras (Keras 3) one."
+)
+
+
+def _shape_tuple(t: Any) -> tuple:
+    return tuple(t.shape.as_list()) if t.shape.rank is not None else None
+
+
+def check_dense_labels_match_logits_and_reshape(
+    labels: Any, logits: Any, expected_labels_dimension: int
+) -> Any:
+    """Labels shaped ``[D0, ... DN, expected_labels_dimension]`` like the logits.
+
+    Labels of rank ``rank(logits) - 1`` get a last dimension of 1 first.
+
+    Raises:
+        ValueError: labels are None or sparse, or their static shape is wrong.
+    """
+    if labels is None:
+        raise ValueError(LABEL_NONE_ERR_MSG)
+    with tf.compat.v1.name_scope("labels", values=(labels, logits)) as scope:
+        labels = tf.compat.v1.convert_to_tensor_or_sparse_tensor(labels)
+        if isinstance(labels, tf.sparse.SparseTensor):
+            raise ValueError(_SPARSE_LABEL_ERR_MSG.format(expected_labels_dimension))
+        if tf.executing_eagerly():
+            return _eager_labels(labels, logits, expected_labels_dimension)
+        if (
+            labels.shape.rank is not None
+            and logits.shape.rank is not None
+            and labels.shape.rank == logits.shape.rank - 1
+        ):
+            labels = tf.compat.v1.expand_dims(labels, -1)
+        shape_msg = _LABEL_SHAPE_ERR_MSG.format(expected_labels_dimension)
+        assert_rank = tf.compat.v1.debugging.assert_rank_at_least(labels, 2, message=shape_msg)
+        with tf.control_dependencies([assert_rank]):
+            if labels.shape.rank is not None:
+                final_dim = labels.shape[-1]
+                if final_dim is not None and final_dim != expected_labels_dimension:
+                    raise ValueError(
+                        _MISMATCHED_LABEL_DIM_ERR_MSG.format(expected_labels_dimension, final_dim)
+                    )
+            expected_shape = tf.concat(
+                [tf.compat.v1.shape(logits)[:-1], [expected_labels_dimension]], axis=0
+            )
+            labels_shape = tf.compat.v1.shape(labels)
+            assert_dimension = tf.compat.v1.debugging.assert_equal(
+                expected_shape,
+                labels_shape,
+                message=shape_msg,
+                data=["expected_labels_shape: ", expected_shape, "labels_shape: ", labels_shape],
+            )
+            with tf.control_dependencies([assert_dimension]):
+                return tf.identity(labels, name=scope)
+
+
+def _eager_labels(labels: Any, logits: Any, dim: int) -> Any:
+    labels_rank, logits_rank = labels.shape.rank, logits.shape.rank
+    if labels_rank is not None and logits_rank is not None and labels_rank == logits_rank - 1:
+        labels = tf.compat.v1.expand_dims(labels, -1)
+        labels_rank += 1
+    labels_shape = _shape_tuple(labels)
+    if labels_rank < 2:
+        raise ValueError(
+            f"labels must have rank at least 2.  Received rank {labels_rank}, shape {labels_shape}"
+        )
+    if labels_shape[-1] != dim:
+        raise ValueError(_MISMATCHED_LABEL_DIM_ERR_MSG.format(dim, labels_shape[-1]))
+    expected = _shape_tuple(logits)[:-1] + (dim,)
+    if expected != labels_shape:
+        raise ValueError(
+            f"{_LABEL_SHAPE_ERR_MSG.format(dim)}, expected_labels_shape: {expected}. "
+            f"labels_shape: {labels_shape}."
+        )
+    return labels
+
+
+def _weight_tensor(features: dict, weight_column: Any) -> Any:
+    # The feature column machinery gives TF's own errors for a missing or sparse weight.
+    from tensorflow.python.feature_column import feature_column_lib
+    from tensorflow.python.feature_column.feature_column import _LazyBuilder, _NumericColumn
+
+    if isinstance(weight_column, str):
+        weight_column = tf.feature_column.numeric_column(key=weight_column, shape=(1,))
+    if not isinstance(weight_column, feature_column_lib.NumericColumn | _NumericColumn):
+        raise TypeError(
+            "Weight column must be either a string or NumericColumn."
+            f" Given type: {type(weight_column)}."
+        )
+    weights = weight_column._get_dense_tensor(_LazyBuilder(features))
+    if not (weights.dtype.is_floating or weights.dtype.is_integer):
+        raise ValueError(f"Weight column should be castable to float. Given dtype: {weights.dtype}")
+    return tf.cast(weights, name="weights", dtype=tf.float32)
+
+
+def get_weights_and_check_match_logits(
+    features: dict, weight_column: Any, logits: Any, allow_per_logit_weights: bool = False
+) -> Any:
+    """Example weights from ``features[weight_column]``, shaped to broadcast with the loss.
+
+    ``1.`` without a weight column; ``[D0, ... DN]`` weights get a last dimension of 1.
+
+    Raises:
+        TypeError: the weight column is neither a string nor a numeric column.
+        ValueError: the feature is missing, or its static shape does not fit (eager).
+    """
+    if allow_per_logit_weights:
+        err_msg = (
+            "weights shape must be [D0, D1, ... DN], [D0, D1, ... DN, 1] or "
+            "[D0, D1, ... DN, logits_dimension]"
+        )
+    else:
+        err_msg = "weights shape must be [D0, D1, ... DN] or [D0, D1, ... DN, 1]"
+    with tf.compat.v1.name_scope("weights", values=(*features.values(), logits)) as scope:
+        if weight_column is None:
+            return 1.0
+        weights = _weight_tensor(features, weight_column)
+        if tf.executing_eagerly():
+            return _eager_weights(weights, logits, err_msg, allow_per_logit_weights)
+        weights_shape = tf.compat.v1.shape(weights, name="weights_shape")
+        logits_shape = tf.compat.v1.shape(logits, name="logits_shape")
+        data = ["logits_shape: ", logits_shape, "weights_shape: ", weights_shape]
+        if (
+            weights.shape.rank is not None
+            and logits.shape.rank is not None
+            and weights.shape.rank == logits.shape.rank - 1
+        ):
+            check = tf.compat.v1.debugging.assert_equal(
+                logits_shape[:-1], weights_shape, message=err_msg, data=data
+            )
+            with tf.control_dependencies([check]):
+                return tf.compat.v1.expand_dims(weights, -1, name=scope)
+        one_per_row = tf.concat([logits_shape[:-1], [1]], axis=0)
+        if allow_per_logit_weights:
+            fits = tf.math.reduce_any(
+                [
+                    tf.reduce_all(tf.math.equal(logits_shape, weights_shape)),
+                    tf.reduce_all(tf.math.equal(one_per_row, weights_shape)),
+                ]
+            )
+            check = tf.debugging.Assert(
+                condition=fits,
+                data=[err_msg, "logits_shape: ", logits_shape, "weights_shape: ", weights_shape],
+            )
+        else:
+            check = tf.compat.v1.debugging.assert_equal(
+                one_per_row, weights_shape, message=err_msg, data=data
+            )
+        with tf.control_dependencies([check]):
+            return tf.identity(weights, name=scope)
+
+
+def _eager_weights(weights: Any, logits: Any, err_msg: str, per_logit: bool) -> Any:
+    weights_shape, logits_shape = _shape_tuple(weights), _shape_tuple(logits)
+    bad = f"{err_msg}, logits_shape: {logits_shape}. weights_shape: {weights_shape}."
+    if len(weights_shape) == len(logits_shape) - 1:
+        if logits_shape[:-1] != weights_shape:
+            raise ValueError(bad)
+        return tf.compat.v1.expand_dims(weights, -1)
+    allowed = [logits_shape[:-1] + (1,)] + ([logits_shape] if per_logit else [])
+    if weights_shape not in allowed:
+        raise ValueError(bad)
+    return weights
+
+
+def check_logits_final_dim(logits: Any, expected_logits_dimension: Any) -> Any:
+    """Float32 logits of shape ``[D0, ... DN, expected_logits_dimension]``.
+
+    Raises:
+        ValueError: the static last dimension (or, eagerly, the rank) is wrong.
+    """
+    with tf.compat.v1.name_scope("logits", values=(logits,)) as scope:
+        logits = tf.cast(logits, tf.float32)
+        if tf.executing_eagerly():
+            shape = _shape_tuple(logits)
+            if len(shape) < 2:
+                raise ValueError(
+                    f"logits must have rank at least 2.  Received rank {len(shape)}, shape {shape}"
+                )
+            if (
+                isinstance(expected_logits_dimension, int)
+                and shape[-1] != expected_logits_dimension
+            ):
+                raise ValueError(f"{_LOGITS_SHAPE_MSG}, got {shape}.")
+            return logits
+        logits_shape = tf.compat.v1.shape(logits)
+        assert_rank = tf.compat.v1.debugging.assert_rank_at_least(
+            logits, 2, data=[logits_shape], message=_LOGITS_SHAPE_MSG
+        )
+        with tf.control_dependencies([assert_rank]):
+            static = logits.shape
+            if static.rank is not None and static[-1] is not None:
+                if (
+                    isinstance(expected_logits_dimension, int)
+                    and static[-1] != expected_logits_dimension
+                ):
+                    raise ValueError(f"{_LOGITS_SHAPE_MSG}, got {static}.")
+                return logits
+            assert_dimension = tf.compat.v1.debugging.assert_equal(
+                expected_logits_dimension,
+                logits_shape[-1],
+                data=[logits_shape],
+                message=_LOGITS_SHAPE_MSG,
+            )
+            with tf.control_dependencies([assert_dimension]):
+                return tf.identity(logits, name=scope)
+
+
+def check_label_range(labels: Any, n_classes: Any, message: str | None = None) -> Any:
+    """Labels, after checking that they lie in ``[0, n_classes)``."""
+    with tf.compat.v1.name_scope("check_label_range", values=(labels,)):
+        if tf.executing_eagerly():
+            if not tf.reduce_all(tf.math.less_equal(labels, n_classes - 1)):
+                raise ValueError(message or f"Labels must be <= {n_classes} - 1")
+            if not tf.reduce_all(tf.math.greater_equal(labels, 0)):
+                raise ValueError(message or "Labels must be >= 0")
+            return labels
+        at_most = tf.compat.v1.debugging.assert_less_equal(
+            labels,
+            tf.convert_to_tensor(n_classes - 1, dtype=labels.dtype),
+            message=message or "Labels must be <= n_classes - 1",
+        )
+        non_negative = tf.compat.v1.debugging.assert_non_negative(
+            labels, message=message or "Labels must be >= 0"
+        )
+        with tf.control_dependencies((at_most, non_negative)):
+            return tf.identity(labels)
+
+
+def validate_loss_fn_args(loss_fn: Any) -> None:
+    """A custom ``loss_fn`` takes ``labels`` and ``logits``, maybe ``features``.
+
+    Raises:
+        ValueError: a required argument is missing or an unknown one is present.
+    """
+    args = function_utils.fn_args(loss_fn)
+    for required in ("labels", "logits"):
+        if required not in args:
+            raise ValueError(f"loss_fn must contain argument: {required}. Given arguments: {args}")
+    unexpected = list(set(args) - {"labels", "logits", "features", "loss_reduction"})
+    if unexpected:
+        raise ValueError(f"loss_fn has unexpected args: {unexpected}")
+
+
+def call_loss_fn(
+    loss_fn: Any, labels: Any, logits: Any, features: dict, expected_loss_dim: int = 1
+) -> Any:
+    """The unreduced loss of a custom ``loss_fn``, checked to be ``[D0, ... DN, dim]``."""
+    kwargs = {}
+    if "features" in function_utils.fn_args(loss_fn):
+        kwargs["features"] = features
+    with tf.compat.v1.name_scope("call_loss_fn", values=[labels, logits, *features.values()]):
+        loss = loss_fn(labels=labels, logits=logits, **kwargs)
+        expected_msg = (
+            f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
+        )
+        if tf.executing_eagerly():
+            logits_shape = _shape_tuple(logits)
+            if _shape_tuple(loss) != logits_shape[:-1] + (expected_loss_dim,):
+                raise ValueError(
+                    expected_msg,
+                    "logits_shape: ",
+                    logits_shape,
+                    "loss_shape: ",
+                    _shape_tuple(loss),
+                )
+            return loss
+        logits_shape = tf.compat.v1.shape(logits, name="logits_shape")
+        expected = tf.concat(
+            [logits_shape[:-1], [expected_loss_dim]], axis=0, name="expected_loss_shape"
+        )
+        loss_shape = tf.compat.v1.shape(loss, name="loss_shape")
+        check = tf.debugging.Assert(
+            tf.reduce_all(tf.math.equal(loss_shape, expected)),
+            data=[expected_msg, "logits_shape: ", logits_shape, "loss_shape: ", loss_shape],
+            name="check_loss_shape",
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(loss)
+
+
+def validate_loss_reduction(loss_reduction: Any) -> None:
+    """Raises ``ValueError`` unless ``loss_reduction`` is a ``Reduction`` other than NONE."""
+    if loss_reduction not in REDUCTIONS or loss_reduction == NONE:
+        raise ValueError(
+            f"Invalid loss_reduction: {loss_reduction}. See `tf.losses.Reduction` for valid "
+            "options."
+        )
+
+
+def validate_update_ops(update_ops: Any = None) -> None:
+    if update_ops is not None and not isinstance(update_ops, list | tuple):
+        raise ValueError(_VALIDATION_ERROR_MSG.format("update_ops", type(update_ops)))
+
+
+def validate_v2_optimizer(optimizer: Any) -> None:
+    """Raises ``ValueError`` unless ``optimizer`` is a Keras 2 optimizer (legacy or not)."""
+    from .._keras2 import keras2
+
+    keras = keras2()
+    if not isinstance(optimizer, keras.optimizers.Optimizer | keras.optimizers.legacy.Optimizer):
+        message = (
+            "The given optimizer is not a tf.keras.optimizers.Optimizer "
+            f"instance. Received optimizer of type {type(optimizer)}"
+        )
+        if type(optimizer).__module__.startswith("keras"):
+            message += _KERAS3_OPTIMIZER_ADVICE
+        raise ValueError(message)
+
+
+def validate_trainable_variables(trainable_variables: Any = None) -> None:
+    if trainable_variables is None:
+        raise ValueError(f"trainable_variables cannot be None. Given {trainable_variables}")
+    if not isinstance(trainable_variables, list | tuple):
+        raise ValueError(
+            _VALIDATION_ERROR_MSG.format("trainable_variables", type(trainable_variables))
+        )
+
+
+def validate_n_classes(n_classes: Any) -> Any:
+    """``n_classes`` unchanged, after checking it is more than 2 (an assert if a tensor)."""
+    if isinstance(n_classes, int) and n_classes <= 2:
+        raise ValueError(f"n_classes must be > 2: {n_classes}.")
+    as_tensor = tf.convert_to_tensor(n_classes)
+    check = tf.compat.v1.debugging.assert_greater(
+        as_tensor, 2, message="n_classes must be greater than 2"
+    )
+    with tf.control_dependencies([check]):
+        tf.no_op()
+    return n_classes
+
+
+def check_prediction_keys(pred_keys: Any, valid_keys: list) -> None:
+    for key in pred_keys:
+        if key not in valid_keys:
+            raise ValueError(
+                f"Prediction key must be in PredictionKeys, given: {key}."
+                f"Valid prediction keys include {valid_keys}."
+            )

@@ -1,0 +1,264 @@
+"""``MultiClassHead``: softmax cross entropy over ``n_classes`` logits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+from .._export_output import PredictOutput
+from .._keras2 import keras2
+from . import _base, _checks
+from ._keys import MetricKeys, PredictionKeys
+
+__all__ = ["MultiClassHead"]
+
+
+class MultiClassHead(_base.Head):
+    """A head for multi-class classification (``tf.estimator.MultiClassHead``).
+
+    Labels are integer class ids in ``[0, n_classes)`` of shape ``[D0, ... DN]`` or
+    ``[D0, ... DN, 1]``, or strings from ``label_vocabulary``. The loss is sparse
+    softmax cross entropy; eval metrics are ``accuracy`` and ``average_loss``.
+
+    Args:
+        n_classes: number of classes, more than 2.
+        weight_column: a feature name or numeric column of per-example weights.
+        label_vocabulary: list or tuple of ``n_classes`` label strings.
+        loss_reduction: a ``tf.losses.Reduction`` other than ``NONE``.
+        loss_fn: ``fn(labels, logits[, features])`` returning ``[D0, ... DN, 1]``.
+        name: suffix of the metric and summary keys, and the head's name scope.
+
+    Example:
+        >>> head = MultiClassHead(3, label_vocabulary=["a", "b", "c"])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        n_classes: Any,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        loss_reduction: str = _checks.SUM_OVER_BATCH_SIZE,
+        loss_fn: Callable | None = None,
+        name: str | None = None,
+    ) -> None:
+        if n_classes is None:
+            raise ValueError("n_classes cannot be None")
+        if label_vocabulary is not None and not isinstance(label_vocabulary, list | tuple):
+            raise ValueError(
+                "label_vocabulary should be a list or a tuple. Given type: "
+                f"{type(label_vocabulary)}"
+            )
+        if label_vocabulary is not None and len(label_vocabulary) != n_classes:
+            raise ValueError(
+                '"label_vocabulary" does not have "n_classes" items. '
+                f"len(label_vocabulary)={len(label_vocabulary)}, n_classes={n_classes}, "
+                f"label_vocabulary={label_vocabulary}"
+            )
+        _checks.validate_loss_reduction(loss_reduction)
+        if loss_fn:
+            _checks.validate_loss_fn_args(loss_fn)
+        self._n_classes = _checks.validate_n_classes(n_classes)
+        self._weight_column = weight_column
+        self._label_vocabulary = label_vocabulary
+        self._loss_reduction = loss_reduction
+        self._loss_fn = loss_fn
+        self._name = name
+        self._loss_mean_key = self._summary_key(MetricKeys.LOSS_MEAN)
+        self._accuracy_key = self._summary_key(MetricKeys.ACCURACY)
+        self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
+        self._id_table = None
+        self._string_table = None
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def logits_dimension(self) -> Any:
+        return self._n_classes
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    def _class_id_table(self) -> Any:
+        if self._id_table is None or not tf.executing_eagerly():
+            self._id_table = _base.class_id_table(self._label_vocabulary)
+        return self._id_table
+
+    def _class_string_table(self) -> Any:
+        if self._string_table is None or not tf.executing_eagerly():
+            self._string_table = _base.class_string_table(self._label_vocabulary)
+        return self._string_table
+
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        labels = _checks.check_dense_labels_match_logits_and_reshape(
+            labels=labels, logits=logits, expected_labels_dimension=1
+        )
+        if self._label_vocabulary is None:
+            if not labels.dtype.is_integer:
+                raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
+            label_ids = labels
+        else:
+            if labels.dtype != tf.string:
+                raise ValueError(
+                    "Labels dtype should be string if there is a vocabulary. Instead got "
+                    f"{labels.dtype}"
+                )
+            label_ids = self._class_id_table().lookup(labels)
+        return _checks.check_label_range(label_ids, self._n_classes)
+
+    def _unweighted_loss_and_weights(self, logits: Any, label_ids: Any, features: Any) -> tuple:
+        if self._loss_fn:
+            loss = _checks.call_loss_fn(
+                loss_fn=self._loss_fn,
+                labels=label_ids,
+                logits=logits,
+                features=features,
+                expected_loss_dim=1,
+            )
+        else:
+            loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(
+                labels=label_ids, logits=logits, reduction=tf.compat.v1.losses.Reduction.NONE
+            )
+            loss = tf.compat.v1.expand_dims(loss, axis=-1)
+        weights = _checks.get_weights_and_check_match_logits(
+            features=features, weight_column=self._weight_column, logits=logits
+        )
+        return loss, weights
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The weighted, reduced softmax cross entropy plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            label_ids = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, label_ids, features)
+            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
+            return _base.add_regularization(training_loss, regularization_losses)
+
+    def predictions(self, logits: Any, keys: Any = None) -> dict:
+        """``logits``, ``probabilities``, ``class_ids``, ``classes``, ``all_class_ids``,
+        ``all_classes`` (or those in ``keys``)."""
+        k = PredictionKeys
+        valid_keys = [
+            k.LOGITS,
+            k.PROBABILITIES,
+            k.CLASS_IDS,
+            k.CLASSES,
+            k.ALL_CLASS_IDS,
+            k.ALL_CLASSES,
+        ]
+        if keys:
+            _checks.check_prediction_keys(keys, valid_keys)
+        else:
+            keys = valid_keys
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        predictions = {}
+        with tf.compat.v1.name_scope("predictions", values=(logits,)):
+            if k.LOGITS in keys:
+                predictions[k.LOGITS] = logits
+            if k.PROBABILITIES in keys:
+                predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(logits, name=k.PROBABILITIES)
+            if k.CLASS_IDS in keys or k.CLASSES in keys:
+                class_ids = tf.compat.v1.math.argmax(logits, axis=-1, name=k.CLASS_IDS)
+                class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
+                if k.CLASS_IDS in keys:
+                    predictions[k.CLASS_IDS] = class_ids
+                if k.CLASSES in keys:
+                    if self._label_vocabulary:
+                        classes = self._class_string_table().lookup(class_ids)
+                    else:
+                        classes = tf.strings.as_string(class_ids, name="str_classes")
+                    predictions[k.CLASSES] = classes
+            if k.ALL_CLASS_IDS in keys:
+                predictions[k.ALL_CLASS_IDS] = _base.all_class_ids(
+                    logits, n_classes=self._n_classes
+                )
+            if k.ALL_CLASSES in keys:
+                predictions[k.ALL_CLASSES] = _base.all_classes(
+                    logits, n_classes=self._n_classes, label_vocabulary=self._label_vocabulary
+                )
+            return predictions
+
+    def metrics(self, regularization_losses: Any = None) -> dict:
+        """New Keras 2 metrics: ``average_loss``, ``accuracy`` (+ ``regularization_loss``)."""
+        m = keras2().metrics
+        with tf.compat.v1.name_scope("metrics", values=(regularization_losses,)):
+            metrics = {self._loss_mean_key: m.Mean(name=MetricKeys.LOSS_MEAN)}
+            if regularization_losses is not None:
+                metrics[self._loss_regularization_key] = m.Mean(name=MetricKeys.LOSS_REGULARIZATION)
+            metrics[self._accuracy_key] = m.Accuracy(name=MetricKeys.ACCURACY)
+        return metrics
+
+    def update_metrics(
+        self,
+        eval_metrics: dict,
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Any = None,
+    ) -> dict:
+        """Updates every metric of ``metrics()`` with one batch; returns them."""
+        class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        label_ids = self._processed_labels(logits, labels)
+        unweighted, weights = self._unweighted_loss_and_weights(logits, label_ids, features)
+        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        eval_metrics[self._accuracy_key].update_state(
+            y_true=label_ids, y_pred=class_ids, sample_weight=weights
+        )
+        if regularization_losses is not None:
+            eval_metrics[self._loss_regularization_key].update_state(
+                values=tf.math.add_n(regularization_losses)
+            )
+        return eval_metrics
+
+    def _export_outputs(self, predictions: dict) -> dict:
+        classifier = _base.classification_output(
+            scores=predictions[PredictionKeys.PROBABILITIES],
+            n_classes=self._n_classes,
+            label_vocabulary=self._label_vocabulary,
+        )
+        return {
+            _base.DEFAULT_SERVING_KEY: classifier,
+            _base.CLASSIFY_SERVING_KEY: classifier,
+            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
+        }
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> _base.SpecParts:
+        return _base.single_head_spec(
+            self,
+            self._export_outputs,
+            features,
+            mode,
+            logits,
+            labels,
+            optimizer,
+            trainable_variables,
+            train_op_fn,
+            update_ops,
+            regularization_losses,
+        )
