@@ -4,6 +4,7 @@ Shared by tests/test_canned_linear.py (in process) and run as a script::
 
     python tests/_linear_estimators.py LIB[,LIB...] WORKDIR OUT.json   # {lib: outcomes}
     python tests/_linear_estimators.py --golden     # TF 2.15 only: rewrites GOLDEN, MODEL_DIRS
+    python tests/_linear_estimators.py --golden-model   # TF 2.15 only: MODEL_GOLDEN
 
 Each scenario builds one estimator the way a user would (the same arguments for both
 libraries; only ``tf.estimator`` / ``tf1compat_init.estimator`` and Keras 2's module
@@ -176,7 +177,9 @@ def build(scenario: str, lib: str, model_dir: str):
         return est.LinearEstimator(
             est.RegressionHead(label_dimension=2, weight_column="w"),
             columns("xc"),
-            optimizer=keras.optimizers.legacy.Ftrl(
+            # A callable: an instance would serve one train() call only, in TF 2.15 too
+            # (its `iterations` cannot be set to the next graph's global step).
+            optimizer=lambda: keras.optimizers.legacy.Ftrl(
                 learning_rate=0.1, l1_regularization_strength=0.01
             ),
             **kw,
@@ -282,7 +285,11 @@ def serve(export_dir: str) -> dict:
 
 
 def run(lib: str, scenario: str, workdir: str, resume_dir: str | None = None) -> dict:
-    """A scenario's outcome. With ``resume_dir`` (a step-3 model_dir) only the second call."""
+    """A scenario's outcome; its step-3 model_dir is kept at ``<model_dir>_step3``.
+
+    With ``resume_dir`` (a step-3 model_dir): only the second ``train`` call, and the
+    final variables.
+    """
     model_dir = os.path.join(workdir, f"{scenario}_{lib}")
     if resume_dir is not None:
         shutil.copytree(resume_dir, model_dir)
@@ -291,25 +298,18 @@ def run(lib: str, scenario: str, workdir: str, resume_dir: str | None = None) ->
     losses = []
     if resume_dir is None:
         losses.append(train_recording(lib, estimator, input_fn(label, True, keys), FIRST_STEPS))
+        shutil.copytree(model_dir, model_dir + "_step3")
     losses.append(train_recording(lib, estimator, input_fn(label, True, keys), SECOND_STEPS))
+    out = {"tf_version": tf.__version__, "losses": losses, "variables": variables(model_dir)}
+    if resume_dir is not None:
+        return out
     metrics = estimator.evaluate(input_fn(label, False, keys))
-    predictions = [
+    out["metrics"] = {k: float(v) for k, v in sorted(metrics.items())}
+    out["predictions"] = [
         {k: _plain(v) for k, v in sorted(p.items())}
         for p in estimator.predict(input_fn(None, False, keys))
     ]
-    ckpt = tf.train.latest_checkpoint(model_dir)
-    variables = {
-        name: tf.train.load_variable(ckpt, name).tolist()
-        for name, _ in tf.train.list_variables(ckpt)
-    }
-    out = {
-        "tf_version": tf.__version__,
-        "losses": losses,
-        "metrics": {k: float(v) for k, v in sorted(metrics.items())},
-        "predictions": predictions,
-        "variables": variables,
-    }
-    if scenario in EXPORTED and resume_dir is None:
+    if scenario in EXPORTED:
         est, _ = libraries(lib)
         spec = tf.feature_column.make_parse_example_spec(columns("xbchi"))
         receiver = est.export.build_parsing_serving_input_receiver_fn(spec)
@@ -317,6 +317,59 @@ def run(lib: str, scenario: str, workdir: str, resume_dir: str | None = None) ->
             os.path.join(workdir, f"export_{scenario}_{lib}"), receiver
         )
         out["served"] = serve(export_dir.decode() if isinstance(export_dir, bytes) else export_dir)
+    return out
+
+
+def variables(model_dir: str) -> dict:
+    """The latest checkpoint's ``{name: value}``."""
+    ckpt = tf.train.latest_checkpoint(model_dir)
+    return {
+        name: tf.train.load_variable(ckpt, name).tolist()
+        for name, _ in tf.train.list_variables(ckpt)
+    }
+
+
+MODEL_GOLDEN = HERE / "golden" / "linear_model_tf215.json"
+
+
+def model_logits(lib: str) -> dict:
+    """The linear model alone: variables and logits for each combiner, plain and partitioned.
+
+    Every variable gets values from one seeded generator in name order, so the logits
+    test the model's math (dense matmul, combiners over multivalent and weighted ids,
+    float64 inputs taken as float32, the bias) with nonzero weights.
+    """
+    if lib == "real":
+        from tensorflow_estimator.python.estimator.canned.linear import LinearModel
+    else:
+        from tf1compat_init.estimator.canned._linear import LinearModel
+    features, _ = dataset_arrays()
+    features["x"] = features["x"].astype(np.float64)
+    out = {}
+    for combiner in ("sum", "mean", "sqrtn"):
+        for parts in (None, 2):
+            graph = tf.Graph()
+            with graph.as_default():
+                partitioner = parts and tf1.fixed_size_partitioner(parts)
+                with tf1.variable_scope("", partitioner=partitioner):
+                    model = LinearModel(
+                        columns("xbchki"),
+                        units=3,
+                        sparse_combiner=combiner,
+                        name="linear/linear_model",
+                    )
+                    logits = model({k: tf.constant(v) for k, v in features.items()})
+                rng = np.random.RandomState(0)
+                names = sorted(tf1.global_variables(), key=lambda v: v.name)
+                assigns = [v.assign(rng.uniform(-1, 1, v.shape).astype(np.float32)) for v in names]
+                with tf1.Session() as sess:
+                    sess.run([tf1.global_variables_initializer(), tf1.tables_initializer()])
+                    sess.run(assigns)
+                    value = sess.run(logits)
+            out[f"{combiner}_{parts}"] = {
+                "variables": [[v.name, v.shape.as_list()] for v in names],
+                "logits": value.tolist(),
+            }
     return out
 
 
@@ -338,6 +391,10 @@ def keep_model_dir(lib: str, scenario: str, workdir: str, dest: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--golden-model"]:
+        MODEL_GOLDEN.write_text(json.dumps(model_logits("real"), indent=1, sort_keys=True) + "\n")
+        print(f"wrote {MODEL_GOLDEN}")
+        return 0
     if argv == ["--golden"]:
         import tempfile
 
