@@ -20,6 +20,8 @@ the loss of every step, the checkpoint's names, shapes and values, ``evaluate``,
 
 import json
 import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,29 +31,14 @@ tf = pytest.importorskip("tensorflow")
 import _canned_dnn as dnn  # noqa: E402
 
 TF215 = tf.__version__.startswith("2.15.")
-GOLDEN_RTOL = 1e-6 if TF215 else 1e-4
+GOLDEN_RTOL = dnn.GOLDEN_RTOL
+assert_same = dnn.assert_same
 # ours on TF 2.21: the scenarios CI runs (the rest are marked slow)
 FAST = ("binary", "multi", "regressor", "warm_settings")
 
 
 def golden() -> dict:
     return json.loads(dnn.GOLDEN.read_text())
-
-
-def assert_same(mine, ref, rtol, path="") -> None:
-    """Equal structure, keys and strings; floats within ``rtol``."""
-    if isinstance(ref, dict):
-        assert sorted(mine) == sorted(ref), path
-        for key in ref:
-            assert_same(mine[key], ref[key], rtol, f"{path}/{key}")
-    elif isinstance(ref, list):
-        assert len(mine) == len(ref), path
-        for i, (a, b) in enumerate(zip(mine, ref, strict=True)):
-            assert_same(a, b, rtol, f"{path}[{i}]")
-    elif isinstance(ref, float) or isinstance(mine, float):
-        np.testing.assert_allclose(mine, ref, rtol=rtol, atol=1e-7, err_msg=path)
-    else:
-        assert mine == ref, path
 
 
 @pytest.fixture(scope="module")
@@ -208,3 +195,25 @@ def test_call_logit_fn_is_tf215s():
     with pytest.raises(ValueError) as ours_err:
         call_logit_fn(lambda features: bad, {}, "train", None, None)
     assert str(ours_err.value) == str(real_err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.tf221
+def test_tf215_resumes_a_model_dir_ours_wrote_on_tf221(tmp_path, ours_binary, workdir):
+    """Across processes and versions: TF 2.15's real DNNClassifier trains on from ours.
+
+    Needs a TF 2.15 + tensorflow-estimator interpreter: ``$TF215_PYTHON`` or the
+    checkout's ``.venvs/tf215/bin/python``.
+    """
+    root = Path(__file__).resolve().parents[1]
+    python = os.environ.get("TF215_PYTHON") or str(root / ".venvs" / "tf215" / "bin" / "python")
+    assert os.path.exists(python), f"set TF215_PYTHON to a TF 2.15 python (not at {python})"
+    source = os.path.join(workdir, "ours_binary")
+    out = tmp_path / "real.json"
+    script = str(Path(__file__).with_name("_canned_dnn.py"))
+    cmd = [python, script, "--resume", "real", source, str(tmp_path / "real"), str(out)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    real = json.loads(out.read_text())
+    mine = dnn.resume("ours", source, str(tmp_path / "ours"))
+    assert real["variables"] == real["variables_before"]
+    assert_same(real, mine, 1e-4)

@@ -19,6 +19,7 @@ from tensorflow.python.feature_column.feature_column_v2 import is_feature_column
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
+from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
 __all__ = [
@@ -206,26 +207,6 @@ def dnn_model_fn(
     )
 
 
-def binary_or_multi_class_head(
-    n_classes: int, weight_column: Any, label_vocabulary: Any, loss_reduction: Any
-) -> Any:
-    """``BinaryClassHead`` for 2 classes, else ``MultiClassHead`` (TF 2.15's head_utils)."""
-    from ..head import BinaryClassHead, MultiClassHead
-
-    if n_classes == 2:
-        return BinaryClassHead(
-            weight_column=weight_column,
-            label_vocabulary=label_vocabulary,
-            loss_reduction=loss_reduction,
-        )
-    return MultiClassHead(
-        n_classes,
-        weight_column=weight_column,
-        label_vocabulary=label_vocabulary,
-        loss_reduction=loss_reduction,
-    )
-
-
 class _DNNBase(Estimator):
     """An Estimator whose ``model_fn`` is :func:`dnn_model_fn` with a given head."""
 
@@ -351,9 +332,7 @@ class DNNRegressor(_DNNBase):
         loss_reduction: Any = _keras.losses.Reduction.SUM_OVER_BATCH_SIZE,
         batch_norm: bool = False,
     ) -> None:
-        from ..head import RegressionHead
-
-        head = RegressionHead(
+        head = regression_head(
             label_dimension=label_dimension,
             weight_column=weight_column,
             loss_reduction=loss_reduction,
