@@ -26,6 +26,7 @@ __all__ = [
     "DNNClassifier",
     "DNNEstimator",
     "DNNRegressor",
+    "add_layer_summary",
     "build_dnn_logits",
     "validate_features",
 ]

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from .. import Estimator
 from .._spec import ModeKeys
-from ._dnn import build_dnn_logits, validate_features
+from ._dnn import add_layer_summary, build_dnn_logits, validate_features
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._linear import _SUM_OVER_BATCH_SIZE, linear_model_fn_builder_v2
 from ._optimizers import get_optimizer_instance_v2
@@ -53,11 +53,6 @@ def _validate_feature_columns(linear_feature_columns: Any, dnn_feature_columns: 
     if not columns:
         raise ValueError(_NO_COLUMNS)
     return columns
-
-
-def _add_layer_summary(value: tf.Tensor, tag: str) -> None:
-    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
-    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
 
 
 def dnn_linear_combined_model_fn(
@@ -117,7 +112,7 @@ def dnn_linear_combined_model_fn(
             sparse_combiner=linear_sparse_combiner,
             features=features,
         )
-        _add_layer_summary(linear_logits, "linear")
+        add_layer_summary(linear_logits, "linear")
 
     if dnn_logits is not None and linear_logits is not None:
         logits = dnn_logits + linear_logits
