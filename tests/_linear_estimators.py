@@ -127,7 +127,7 @@ def serialized_examples() -> list[bytes]:
 
 
 def columns(names: str) -> list:
-    """The feature columns named by letters: x b c h k (crossed) i (weighted ids)."""
+    """The feature columns named by letters: x b c h k (crossed) i (weighted) e (embedding) n."""
     fc = tf.feature_column
     c = fc.categorical_column_with_vocabulary_list("c", _C[:3])
     make = {
@@ -139,6 +139,8 @@ def columns(names: str) -> list:
         "i": lambda: fc.weighted_categorical_column(
             fc.categorical_column_with_identity("ids", 4), "idw"
         ),
+        "e": lambda: fc.embedding_column(c, 2),
+        "n": lambda: fc.indicator_column(fc.categorical_column_with_hash_bucket("h", 5)),
     }
     return [make[n]() for n in names]
 
@@ -353,7 +355,7 @@ def model_logits(lib: str) -> dict:
                 partitioner = parts and tf1.fixed_size_partitioner(parts)
                 with tf1.variable_scope("", partitioner=partitioner):
                     model = LinearModel(
-                        columns("xbchki"),
+                        columns("xbchkien"),
                         units=3,
                         sparse_combiner=combiner,
                         name="linear/linear_model",
