@@ -1,0 +1,347 @@
+"""``MultiLabelHead``: independent sigmoid cross entropy for each of ``n_classes`` labels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+from .._export_output import PredictOutput
+from .._keras2 import keras2
+from . import _base, _checks
+from ._keys import MetricKeys, PredictionKeys
+
+__all__ = ["MultiLabelHead"]
+
+
+class MultiLabelHead(_base.Head):
+    """A head for multi-label classification (``tf.estimator.MultiLabelHead``).
+
+    Labels are a multi-hot ``[D0, ... DN, n_classes]`` indicator tensor, or a
+    ``SparseTensor`` of class ids (strings with ``label_vocabulary``). The loss is
+    sigmoid cross entropy averaged over classes. Eval metrics: ``average_loss``,
+    ``auc``, ``auc_precision_recall``, per threshold accuracy / precision / recall, and
+    per class in ``classes_for_class_based_metrics`` ``probability_mean``, ``auc`` and
+    ``auc_precision_recall``.
+
+    Args:
+        n_classes: number of labels, more than 1.
+        weight_column: a feature name or numeric column of per-example weights.
+        thresholds: floats in (0, 1) for the threshold metrics.
+        label_vocabulary: list or tuple of ``n_classes`` strings (for sparse labels).
+        loss_reduction: a ``tf.losses.Reduction`` other than ``NONE``.
+        loss_fn: ``fn(labels, logits[, features])`` returning ``[D0, ... DN, 1]``.
+        classes_for_class_based_metrics: class ids or vocabulary strings.
+        name: suffix of the metric and summary keys, and the head's name scope.
+
+    Example:
+        >>> head = MultiLabelHead(3, thresholds=[0.5])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        n_classes: int,
+        weight_column: Any = None,
+        thresholds: Any = None,
+        label_vocabulary: Any = None,
+        loss_reduction: str = _checks.SUM_OVER_BATCH_SIZE,
+        loss_fn: Callable | None = None,
+        classes_for_class_based_metrics: Any = None,
+        name: str | None = None,
+    ) -> None:
+        if n_classes is None or n_classes < 2:
+            raise ValueError(
+                f"n_classes must be > 1 for multi-label classification. Given: {n_classes}"
+            )
+        thresholds = tuple(thresholds) if thresholds else ()
+        for threshold in thresholds:
+            if threshold <= 0.0 or threshold >= 1.0:
+                raise ValueError(f"thresholds must be in (0, 1) range. Given: {threshold}")
+        if label_vocabulary is not None:
+            if not isinstance(label_vocabulary, list | tuple):
+                raise ValueError(
+                    "label_vocabulary must be a list or tuple. Given type: "
+                    f"{type(label_vocabulary)}"
+                )
+            if len(label_vocabulary) != n_classes:
+                raise ValueError(
+                    f"Length of label_vocabulary must be n_classes ({n_classes}). "
+                    f"Given: {len(label_vocabulary)}"
+                )
+        if loss_fn:
+            _checks.validate_loss_fn_args(loss_fn)
+        _checks.validate_loss_reduction(loss_reduction)
+        class_ids = _class_ids_for_metrics(
+            classes_for_class_based_metrics, label_vocabulary, n_classes
+        )
+        self._n_classes = n_classes
+        self._weight_column = weight_column
+        self._thresholds = thresholds
+        self._label_vocabulary = label_vocabulary
+        self._loss_reduction = loss_reduction
+        self._loss_fn = loss_fn
+        self._classes_for_class_based_metrics = class_ids
+        self._name = name
+        key = self._summary_key
+        self._loss_mean_key = key(MetricKeys.LOSS_MEAN)
+        self._auc_key = key(MetricKeys.AUC)
+        self._auc_pr_key = key(MetricKeys.AUC_PR)
+        self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
+        self._accuracy_keys = tuple(key(MetricKeys.ACCURACY_AT_THRESHOLD % t) for t in thresholds)
+        self._precision_keys = tuple(key(MetricKeys.PRECISION_AT_THRESHOLD % t) for t in thresholds)
+        self._recall_keys = tuple(key(MetricKeys.RECALL_AT_THRESHOLD % t) for t in thresholds)
+        if label_vocabulary is None:
+            tags = [(MetricKeys.PROBABILITY_MEAN_AT_CLASS, MetricKeys.AUC_AT_CLASS,
+                     MetricKeys.AUC_PR_AT_CLASS, i) for i in class_ids]  # fmt: skip
+        else:
+            tags = [(MetricKeys.PROBABILITY_MEAN_AT_NAME, MetricKeys.AUC_AT_NAME,
+                     MetricKeys.AUC_PR_AT_NAME, label_vocabulary[i]) for i in class_ids]  # fmt: skip
+        self._prob_keys = tuple(key(p % c) for p, _, _, c in tags)
+        self._auc_keys = tuple(key(a % c) for _, a, _, c in tags)
+        self._auc_pr_keys = tuple(key(r % c) for _, _, r, c in tags)
+        self._id_table = None
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def logits_dimension(self) -> int:
+        return self._n_classes
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    def _class_id_table(self) -> Any:
+        if self._id_table is None or not tf.executing_eagerly():
+            self._id_table = _base.class_id_table(self._label_vocabulary)
+        return self._id_table
+
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        if labels is None:
+            raise ValueError(_checks.LABEL_NONE_ERR_MSG)
+        if isinstance(labels, tf.sparse.SparseTensor):
+            indicator = self._sparse_to_indicator(labels)
+            processed = tf.cast(indicator, dtype=tf.int64)
+        else:
+            processed = _checks.check_label_range(
+                labels,
+                2,
+                message=r"labels must be an integer indicator Tensor with values in [0, 1]",
+            )
+        return _checks.check_dense_labels_match_logits_and_reshape(
+            labels=processed, logits=logits, expected_labels_dimension=self.logits_dimension
+        )
+
+    def _sparse_to_indicator(self, labels: Any) -> Any:
+        values = labels.values
+        if labels.dtype == tf.string:
+            ids = tf.sparse.SparseTensor(
+                indices=labels.indices,
+                values=self._class_id_table().lookup(values),
+                dense_shape=labels.dense_shape,
+            )
+            return tf.sparse.to_indicator(ids, self._n_classes)
+        if not values.dtype.is_integer:
+            raise ValueError(f"Labels dtype should be integer. Instead got {values.dtype}.")
+        message = rf"labels must be an integer SparseTensor with values in [0, {self._n_classes})"
+        checked = _checks.check_label_range(labels.values, self._n_classes, message=message)
+        if tf.executing_eagerly():
+            return tf.sparse.to_indicator(labels, self._n_classes)
+        with tf.control_dependencies([checked]):
+            return tf.sparse.to_indicator(labels, self._n_classes)
+
+    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
+        if self._loss_fn:
+            loss = _checks.call_loss_fn(
+                loss_fn=self._loss_fn,
+                labels=labels,
+                logits=logits,
+                features=features,
+                expected_loss_dim=1,
+            )
+        else:
+            loss = tf.compat.v1.losses.sigmoid_cross_entropy(
+                multi_class_labels=labels,
+                logits=logits,
+                reduction=tf.compat.v1.losses.Reduction.NONE,
+            )
+            # One loss per example: the mean over its labels.
+            loss = tf.math.reduce_mean(loss, axis=-1, keepdims=True)
+        weights = _checks.get_weights_and_check_match_logits(
+            features=features, weight_column=self._weight_column, logits=logits
+        )
+        return loss, weights
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The weighted, reduced sigmoid cross entropy plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            processed = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
+            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
+            return _base.add_regularization(training_loss, regularization_losses)
+
+    def predictions(self, logits: Any, keys: Any = None) -> dict:
+        """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""
+        k = PredictionKeys
+        valid_keys = [k.LOGITS, k.PROBABILITIES, k.CLASSES]
+        if keys:
+            _checks.check_prediction_keys(keys, valid_keys)
+        else:
+            keys = valid_keys
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        predictions = {}
+        with tf.compat.v1.name_scope("predictions", values=(logits,)):
+            if k.LOGITS in keys:
+                predictions[k.LOGITS] = logits
+            if k.PROBABILITIES in keys:
+                predictions[k.PROBABILITIES] = tf.math.sigmoid(logits, name=k.PROBABILITIES)
+            if k.CLASSES in keys:
+                predictions[k.CLASSES] = _base.all_classes(
+                    logits, self._n_classes, self._label_vocabulary
+                )
+            return predictions
+
+    def metrics(self, regularization_losses: Any = None) -> dict:
+        """New Keras 2 metric objects for every eval metric of this head."""
+        m = keras2().metrics
+        keys = MetricKeys
+        with tf.compat.v1.name_scope(None, "metrics", (regularization_losses,)):
+            metrics = {
+                self._loss_mean_key: m.Mean(name=keys.LOSS_MEAN),
+                self._auc_key: m.AUC(name=keys.AUC),
+                self._auc_pr_key: m.AUC(curve="PR", name=keys.AUC_PR),
+            }
+            if regularization_losses is not None:
+                metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
+            for i, threshold in enumerate(self._thresholds):
+                metrics[self._accuracy_keys[i]] = m.BinaryAccuracy(
+                    name=self._accuracy_keys[i], threshold=threshold
+                )
+                metrics[self._precision_keys[i]] = m.Precision(
+                    name=self._precision_keys[i], thresholds=threshold
+                )
+                metrics[self._recall_keys[i]] = m.Recall(
+                    name=self._recall_keys[i], thresholds=threshold
+                )
+            for i in range(len(self._classes_for_class_based_metrics)):
+                metrics[self._prob_keys[i]] = m.Mean(name=self._prob_keys[i])
+                metrics[self._auc_keys[i]] = m.AUC(name=self._auc_keys[i])
+                metrics[self._auc_pr_keys[i]] = m.AUC(curve="PR", name=self._auc_pr_keys[i])
+        return metrics
+
+    def update_metrics(
+        self,
+        eval_metrics: dict,
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Any = None,
+    ) -> dict:
+        """Updates every metric of ``metrics()`` with one batch; returns them."""
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        processed = self._processed_labels(logits, labels)
+        unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
+        key = PredictionKeys.PROBABILITIES
+        probabilities = self.predictions(logits, [key])[key]
+        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        for k in (self._auc_key, self._auc_pr_key):
+            eval_metrics[k].update_state(
+                y_true=processed, y_pred=probabilities, sample_weight=weights
+            )
+        if regularization_losses is not None:
+            eval_metrics[self._loss_regularization_key].update_state(
+                values=tf.math.add_n(regularization_losses)
+            )
+        for i in range(len(self._thresholds)):
+            for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
+                eval_metrics[keys[i]].update_state(
+                    y_true=processed, y_pred=probabilities, sample_weight=weights
+                )
+        for i, class_id in enumerate(self._classes_for_class_based_metrics):
+            # The class's column, for any number of batch dimensions.
+            batch_rank = tf.rank(probabilities) - 1
+            begin = tf.concat([tf.zeros([batch_rank], dtype=tf.int32), [class_id]], axis=0)
+            size = tf.concat([-1 * tf.ones([batch_rank], dtype=tf.int32), [1]], axis=0)
+            class_probabilities = tf.slice(probabilities, begin=begin, size=size)
+            class_labels = tf.slice(processed, begin=begin, size=size)
+            _base.update_metric_with_broadcast_weights(
+                eval_metrics[self._prob_keys[i]], class_probabilities, weights
+            )
+            for k in (self._auc_keys[i], self._auc_pr_keys[i]):
+                eval_metrics[k].update_state(
+                    y_true=class_labels, y_pred=class_probabilities, sample_weight=weights
+                )
+        return eval_metrics
+
+    def _export_outputs(self, predictions: dict) -> dict:
+        classifier = _base.classification_output(
+            scores=predictions[PredictionKeys.PROBABILITIES],
+            n_classes=self._n_classes,
+            label_vocabulary=self._label_vocabulary,
+        )
+        return {
+            _base.DEFAULT_SERVING_KEY: classifier,
+            _base.CLASSIFY_SERVING_KEY: classifier,
+            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
+        }
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> _base.SpecParts:
+        return _base.single_head_spec(
+            self,
+            self._export_outputs,
+            features,
+            mode,
+            logits,
+            labels,
+            optimizer,
+            trainable_variables,
+            train_op_fn,
+            update_ops,
+            regularization_losses,
+        )
+
+
+def _class_ids_for_metrics(classes: Any, label_vocabulary: Any, n_classes: int) -> tuple:
+    """``classes_for_class_based_metrics`` as class ids (strings looked up in the vocabulary)."""
+    if not classes:
+        return ()
+    classes = tuple(classes)
+    if isinstance(classes[0], str):
+        if not label_vocabulary:
+            raise ValueError(
+                "label_vocabulary must be provided when classes_for_class_based_metrics "
+                "are strings."
+            )
+        return tuple(label_vocabulary.index(c) for c in classes)
+    for class_id in classes:
+        if class_id < 0 or class_id >= n_classes:
+            raise ValueError(
+                f"All classes_for_class_based_metrics must be in range [0, {n_classes - 1}]. "
+                f"Given: {class_id}"
+            )
+    return classes
