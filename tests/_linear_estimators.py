@@ -5,6 +5,7 @@ Shared by tests/test_canned_linear.py (in process) and run as a script::
     python tests/_linear_estimators.py LIB[,LIB...] WORKDIR OUT.json   # {lib: outcomes}
     python tests/_linear_estimators.py --golden     # TF 2.15 only: rewrites GOLDEN, MODEL_DIRS
     python tests/_linear_estimators.py --golden-model   # TF 2.15 only: MODEL_GOLDEN
+    python tests/_linear_estimators.py --golden-sdca    # TF 2.15 only: SDCA_GOLDEN
 
 Each scenario builds one estimator the way a user would (the same arguments for both
 libraries; only ``tf.estimator`` / ``tf1compat_init.estimator`` and Keras 2's module
@@ -127,7 +128,7 @@ def serialized_examples() -> list[bytes]:
 
 
 def columns(names: str) -> list:
-    """The feature columns named by letters: x b c h k (crossed) i (weighted ids)."""
+    """The feature columns named by letters: x b c h k (crossed) i (weighted) e (embedding) n."""
     fc = tf.feature_column
     c = fc.categorical_column_with_vocabulary_list("c", _C[:3])
     make = {
@@ -139,6 +140,8 @@ def columns(names: str) -> list:
         "i": lambda: fc.weighted_categorical_column(
             fc.categorical_column_with_identity("ids", 4), "idw"
         ),
+        "e": lambda: fc.embedding_column(c, 2),
+        "n": lambda: fc.indicator_column(fc.categorical_column_with_hash_bucket("h", 5)),
     }
     return [make[n]() for n in names]
 
@@ -329,6 +332,79 @@ def variables(model_dir: str) -> dict:
     }
 
 
+SDCA_GOLDEN = HERE / "golden" / "linear_sdca_tf215.json"
+#: Steps of the two SDCA train calls: enough to converge on the 8 examples.
+SDCA_STEPS = (3, 57)
+SDCA_KINDS = ("classifier", "regressor")
+
+
+def sdca_build(kind: str, lib: str, model_dir: str):
+    """``(estimator, label key)``: a linear model trained by ``LinearSDCA``."""
+    est, _ = libraries(lib)
+    config = est.RunConfig(
+        session_config=tf1.ConfigProto(
+            intra_op_parallelism_threads=1, inter_op_parallelism_threads=1
+        )
+    )
+    if kind == "classifier":
+        sdca = est.experimental.LinearSDCA(
+            "id", symmetric_l1_regularization=0.1, symmetric_l2_regularization=2.0
+        )
+        return est.LinearClassifier(
+            columns("xbck"), model_dir, weight_column="w", optimizer=sdca, config=config
+        ), "binary"
+    sdca = est.experimental.LinearSDCA("id", symmetric_l2_regularization=5.0)
+    return est.LinearRegressor(columns("xci"), model_dir, optimizer=sdca, config=config), "target"
+
+
+def sdca_input_fn(label: str | None, repeat: bool):
+    def fn():
+        features, labels = dataset_arrays()
+        features["id"] = np.array([str(i) for i in range(len(ROWS))], object)
+        labels["target"] = labels["regression"][:, :1]
+        ds = tf.data.Dataset.from_tensor_slices(
+            features if label is None else (features, labels[label])
+        ).batch(BATCH)
+        return ds.repeat() if repeat else ds
+
+    return fn
+
+
+def sdca_run(lib: str, kind: str, workdir: str, resume_dir: str | None = None) -> dict:
+    """SDCA to convergence in two ``train`` calls; the last losses, metrics and variables.
+
+    TensorFlow's SDCA kernel is not deterministic (TF 2.15's own runs differ by a few
+    percent after one step), so the outcome is where it converges. With ``resume_dir``:
+    one more step from that model_dir, and its loss.
+    """
+    model_dir = os.path.join(workdir, f"sdca_{kind}_{lib}")
+    if resume_dir is not None:
+        shutil.copytree(resume_dir, model_dir)
+    estimator, label = sdca_build(kind, lib, model_dir)
+    if resume_dir is not None:
+        return {"loss": train_recording(lib, estimator, sdca_input_fn(label, True), 1)[-1][1]}
+    losses = [
+        train_recording(lib, estimator, sdca_input_fn(label, True), steps) for steps in SDCA_STEPS
+    ]
+    metrics = estimator.evaluate(sdca_input_fn(label, False))
+    return {
+        "last_losses": [call[-1] for call in losses],
+        "metrics": {k: float(v) for k, v in sorted(metrics.items())},
+        "variables": variables(model_dir),
+        "model_dir": model_dir,
+    }
+
+
+def sdca_golden_view(out: dict) -> dict:
+    """What the golden file keeps: no table contents (their order is the kernel's), no path."""
+    keep = {k: v for k, v in out.items() if k != "model_dir"}
+    keep["variables"] = {
+        k: (v if not k.startswith("ShardedMutableHashTable") else None)
+        for k, v in out["variables"].items()
+    }
+    return keep
+
+
 MODEL_GOLDEN = HERE / "golden" / "linear_model_tf215.json"
 
 
@@ -353,7 +429,7 @@ def model_logits(lib: str) -> dict:
                 partitioner = parts and tf1.fixed_size_partitioner(parts)
                 with tf1.variable_scope("", partitioner=partitioner):
                     model = LinearModel(
-                        columns("xbchki"),
+                        columns("xbchkien"),
                         units=3,
                         sparse_combiner=combiner,
                         name="linear/linear_model",
@@ -391,6 +467,14 @@ def keep_model_dir(lib: str, scenario: str, workdir: str, dest: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--golden-sdca"]:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            out = {k: sdca_golden_view(sdca_run("real", k, d)) for k in SDCA_KINDS}
+        SDCA_GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {SDCA_GOLDEN}")
+        return 0
     if argv == ["--golden-model"]:
         MODEL_GOLDEN.write_text(json.dumps(model_logits("real"), indent=1, sort_keys=True) + "\n")
         print(f"wrote {MODEL_GOLDEN}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections.abc
 import math
 import re
+import sys
 from typing import Any
 
 import tensorflow as tf
@@ -414,6 +415,7 @@ def _linear_model_fn_v2(
     if _is_sdca(optimizer):
         from ._sdca import sdca_model_fn
 
+        assert sparse_combiner == "sum"  # the constructors check it; LinearEstimator as TF 2.15
         return sdca_model_fn(features, labels, mode, head, feature_columns, optimizer)
     logits, trainable_variables = linear_model_fn_builder_v2(
         units=head.logits_dimension,
@@ -439,7 +441,7 @@ def _linear_model_fn_v2(
 
 def _is_sdca(optimizer: Any) -> bool:
     # LinearSDCA's module is imported only where one was made.
-    sdca = __import__("sys").modules.get(f"{__package__}._sdca")
+    sdca = sys.modules.get(f"{__package__}._sdca")
     return sdca is not None and isinstance(optimizer, sdca.LinearSDCA)
 
 
