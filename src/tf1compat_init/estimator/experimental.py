@@ -1,8 +1,8 @@
 """``tf1compat_init.estimator.experimental``: the part of ``tf.estimator.experimental`` here.
 
-Only ``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
-with ``Estimator.experimental_export_all_saved_models``); the other names raise an
-error saying they are left out.
+``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
+with ``Estimator.experimental_export_all_saved_models``) and ``call_logit_fn``; the
+other names raise an error saying they are left out.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from ._export_supervised import build_raw_supervised_input_receiver_fn
 from ._leftout import LeftOutError
 
-__all__ = ["build_raw_supervised_input_receiver_fn"]
+__all__ = ["build_raw_supervised_input_receiver_fn", "call_logit_fn"]
 
 _LEFT_OUT = frozenset(
     {
@@ -21,7 +21,6 @@ _LEFT_OUT = frozenset(
         "LinearSDCA",
         "RNNClassifier",
         "RNNEstimator",
-        "call_logit_fn",
         "make_early_stopping_hook",
         "make_stop_at_checkpoint_step_hook",
         "stop_if_higher_hook",
