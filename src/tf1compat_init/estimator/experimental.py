@@ -8,10 +8,13 @@ other names raise an error saying they are left out.
 from __future__ import annotations
 
 import importlib
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._export_supervised import build_raw_supervised_input_receiver_fn
 from ._leftout import LeftOutError
+
+if TYPE_CHECKING:  # defined lazily by __getattr__ below, as the other _LAZY names
+    from .canned._logit_fn import call_logit_fn
 
 __all__ = ["build_raw_supervised_input_receiver_fn", "call_logit_fn"]
 
