@@ -4,9 +4,9 @@
 ``Estimator.experimental_export_all_saved_models``), the early-stopping hooks
 (``stop_if_higher_hook``, ``stop_if_lower_hook``, ``stop_if_no_increase_hook``,
 ``stop_if_no_decrease_hook``, ``make_early_stopping_hook``,
-``make_stop_at_checkpoint_step_hook``), ``InMemoryEvaluatorHook`` and ``RNNClassifier`` /
-``RNNEstimator``, defined on first use; the other names raise an error saying they are
-left out.
+``make_stop_at_checkpoint_step_hook``), ``InMemoryEvaluatorHook``, ``RNNClassifier`` /
+``RNNEstimator`` and ``call_logit_fn``, defined on first use; the other names raise an
+error saying they are left out.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # defined lazily by __getattr__ below
         stop_if_no_increase_hook,
     )
     from ._in_memory_eval import InMemoryEvaluatorHook
+    from .canned._logit_fn import call_logit_fn
     from .canned._rnn import RNNClassifier, RNNEstimator
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "RNNClassifier",
     "RNNEstimator",
     "build_raw_supervised_input_receiver_fn",
+    "call_logit_fn",
     "make_early_stopping_hook",
     "make_stop_at_checkpoint_step_hook",
     "stop_if_higher_hook",
@@ -45,7 +47,6 @@ __all__ = [
 _LEFT_OUT = frozenset(
     {
         "LinearSDCA",
-        "call_logit_fn",
     }
 )
 

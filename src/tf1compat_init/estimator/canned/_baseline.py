@@ -1,0 +1,205 @@
+"""``BaselineClassifier``, ``BaselineRegressor``, ``BaselineEstimator`` (tf.estimator 2.15, V2).
+
+A baseline ignores the features: its logits are one learned bias ``baseline/bias`` of
+shape ``[logits_dimension]`` (zeros at first) repeated over the batch, so a classifier
+learns the classes' prior and a regressor the labels' mean. The optimizer is a Keras 2
+legacy one (default ``Ftrl``, learning rate 0.3 for a name), stepping the global step,
+with slots ``training/Ftrl/baseline/bias/...``, as in TF 2.15.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from .. import Estimator
+from .._keras2 import keras2
+from .._spec import ModeKeys
+from ._head_utils import binary_or_multi_class_head, regression_head
+from ._optimizers import get_optimizer_instance_v2
+
+__all__ = ["BaselineClassifier", "BaselineEstimator", "BaselineRegressor"]
+
+# TF 2.15's learning rate for an optimizer given by name.
+_LEARNING_RATE = 0.3
+
+_SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
+
+
+def _weight_column_key(weight_column: Any) -> str | None:
+    if weight_column is None:
+        return None
+    if isinstance(weight_column, str):
+        return weight_column
+    numeric = type(tf.feature_column.numeric_column("x"))
+    if not isinstance(weight_column, numeric):
+        raise TypeError(
+            "Weight column must be either a string or NumericColumn. "
+            f"Given type: {type(weight_column)}."
+        )
+    return weight_column.key()
+
+
+def _batch_size_and_checks(features: dict, weight_column_key: str | None) -> tuple:
+    """The first feature's batch size, and asserts that every other feature has it."""
+    checks, batch_size = [], None
+    for key, feature in features.items():
+        if key == weight_column_key:
+            continue
+        first_dim = tf.compat.v1.shape(feature)[0]
+        if batch_size is None:
+            batch_size = first_dim
+        else:
+            checks.append(tf.compat.v1.debugging.assert_equal(batch_size, first_dim))
+    return checks, batch_size
+
+
+def baseline_logits_v2(
+    features: dict, num_outputs: int, weight_column: Any = None
+) -> tuple[list, tf.Tensor]:
+    """``([bias], logits)``: the bias variable ``baseline/bias`` and it tiled over the batch."""
+    checks, batch_size = _batch_size_and_checks(features, _weight_column_key(weight_column))
+    with tf.control_dependencies(checks):
+        with tf.name_scope("baseline"):
+            bias = tf.Variable(initial_value=tf.zeros([num_outputs]), name="bias")
+            logits = tf.math.multiply(bias, tf.ones([batch_size, num_outputs]))
+    return [bias], logits
+
+
+def _baseline_model_fn_v2(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    optimizer: Any,
+    weight_column: Any = None,
+    loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
+) -> Any:
+    trainable_variables, logits = baseline_logits_v2(features, head.logits_dimension, weight_column)
+    opt = None
+    if mode == ModeKeys.TRAIN:
+        opt = get_optimizer_instance_v2(optimizer, learning_rate=_LEARNING_RATE)
+        opt.iterations = tf.compat.v1.train.get_or_create_global_step()
+
+    def train_op_fn(loss: tf.Tensor) -> Any:
+        if loss_reduction == _SUM_OVER_BATCH_SIZE:
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            if replicas > 1:
+                loss *= 1.0 / replicas
+        return opt.get_updates(loss, trainable_variables)[0]
+
+    return head.create_estimator_spec(
+        features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+    )
+
+
+class BaselineClassifier(Estimator):
+    """Predicts the classes' prior, ignoring the features (``tf.estimator.BaselineClassifier``).
+
+    Args:
+        model_dir: where checkpoints go.
+        n_classes: number of classes (2: binary).
+        weight_column: a feature key or a ``numeric_column`` weighting each example.
+        label_vocabulary: the labels as strings, when they are not class ids.
+        optimizer: a name (learning rate 0.3), a Keras 2 legacy optimizer or a callable.
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+        loss_reduction: a ``tf.losses.Reduction`` except ``NONE``.
+
+    Example:
+        >>> est = BaselineClassifier(n_classes=3)  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
+    ) -> None:
+        head = binary_or_multi_class_head(
+            n_classes,
+            weight_column=weight_column,
+            label_vocabulary=label_vocabulary,
+            loss_reduction=loss_reduction,
+        )
+
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return _baseline_model_fn_v2(
+                features=features,
+                labels=labels,
+                mode=mode,
+                head=head,
+                optimizer=optimizer,
+                weight_column=weight_column,
+                loss_reduction=loss_reduction,
+            )
+
+        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+
+
+class BaselineRegressor(Estimator):
+    """Predicts the labels' mean, ignoring the features (``tf.estimator.BaselineRegressor``).
+
+    Args:
+        model_dir: where checkpoints go.
+        label_dimension: the number of regression targets per example.
+        weight_column: a feature key or a ``numeric_column`` weighting each example.
+        optimizer: a name (learning rate 0.3), a Keras 2 legacy optimizer or a callable.
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+        loss_reduction: a ``tf.losses.Reduction`` except ``NONE``.
+
+    Example:
+        >>> est = BaselineRegressor(label_dimension=2)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model_dir: Any = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
+    ) -> None:
+        head = regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            # As TF 2.15: the weight feature counts in the batch-size checks here.
+            return _baseline_model_fn_v2(
+                features=features, labels=labels, mode=mode, head=head, optimizer=optimizer
+            )
+
+        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+
+
+class BaselineEstimator(Estimator):
+    """A baseline with any head (``tf.estimator.BaselineEstimator``).
+
+    Args:
+        head: a head, e.g. ``tf1compat_init.estimator.head.MultiLabelHead(3)``.
+        model_dir: where checkpoints go.
+        optimizer: a name (learning rate 0.3), a Keras 2 legacy optimizer or a callable.
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+
+    Example:
+        >>> est = BaselineEstimator(head)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self, head: Any, model_dir: Any = None, optimizer: Any = "Ftrl", config: Any = None
+    ) -> None:
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return _baseline_model_fn_v2(
+                features=features, labels=labels, mode=mode, head=head, optimizer=optimizer
+            )
+
+        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)

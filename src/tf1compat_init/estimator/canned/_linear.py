@@ -1,0 +1,623 @@
+"""``LinearClassifier``, ``LinearRegressor``, ``LinearEstimator`` (tf.estimator 2.15, V2).
+
+The linear model is tensorflow-estimator 2.15's V2 one, rebuilt on ``tf.feature_column``
+v2 columns and ``tf.compat.v1.get_variable``: one ``weights`` variable of shape
+``[num_buckets or dense size, units]`` per column (columns sorted by name, each under its
+sanitized name) and ``bias_weights`` of shape ``[units]``, all zeros at first, named
+``linear/linear_model/<column>/weights`` and ``linear/linear_model/bias_weights``; a
+column's own state (an embedding column's ``embedding_weights``) sits beside its weights.
+The logits are the sum of each column's weighted sum plus the bias: a dense column's
+tensor times its weights, a categorical column's weights looked up with
+``safe_embedding_lookup_sparse`` under ``sparse_combiner``.
+
+Training uses Keras 2's legacy optimizers (default ``Ftrl``), whose slots the heads
+name ``training/Ftrl/<variable>/accumulator`` and ``.../linear``, with
+``optimizer.iterations`` set to the global step, as TF 2.15.
+
+:class:`LinearModel` and :func:`linear_model_fn_builder_v2` are the builder
+``DNNLinearCombined*`` shares.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import math
+import re
+import sys
+from typing import Any
+
+import tensorflow as tf
+
+from .. import Estimator
+from .._keras2 import keras2
+from .._spec import ModeKeys
+from ._head_utils import binary_or_multi_class_head, regression_head
+from ._optimizers import get_optimizer_instance_v2
+
+__all__ = [
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearModel",
+    "LinearRegressor",
+    "linear_model_fn_builder_v2",
+]
+
+# TF 2.15's default learning rate for the linear part (its own "historical artifact").
+_LEARNING_RATE = 0.2
+
+_V1_COLUMNS_ERROR = (
+    "Received a feature column from TensorFlow v1, but this is a "
+    "TensorFlow v2 Estimator. Please either use v2 feature columns "
+    "(accessible via tf.feature_column.* in TF 2.x) with this "
+    "Estimator, or switch to a v1 Estimator for use with v1 feature "
+    "columns (accessible via tf.compat.v1.estimator.* and "
+    "tf.compat.v1.feature_column.*, respectively."
+)
+
+_FeatureColumn = tf.__internal__.feature_column.FeatureColumn
+_DenseColumn = tf.__internal__.feature_column.DenseColumn
+_FeatureTransformationCache = tf.__internal__.feature_column.FeatureTransformationCache
+
+
+def _categorical_column_type() -> type:
+    # tf.feature_column's CategoricalColumn base (public columns derive from it; it is
+    # not exported by name): the nearest common base of two categorical columns.
+    a = type(tf.feature_column.categorical_column_with_identity("a", 2))
+    b = type(tf.feature_column.categorical_column_with_hash_bucket("b", 2))
+    return next(k for k in a.__mro__ if k in b.__mro__ and "Categorical" in k.__name__)
+
+
+_CategoricalColumn = _categorical_column_type()
+
+
+def is_feature_column_v2(feature_columns: Any) -> bool:
+    """Whether every column is a ``tf.feature_column`` v2 column (TF 2.15's check)."""
+    return all(
+        isinstance(column, _FeatureColumn) and column._is_v2_column  # noqa: SLF001
+        for column in feature_columns
+    )
+
+
+def _normalize_feature_columns(feature_columns: Any) -> list:
+    # tf.feature_column's own rules and messages for a model's columns.
+    if isinstance(feature_columns, _FeatureColumn):
+        feature_columns = [feature_columns]
+    if isinstance(feature_columns, collections.abc.Iterator):
+        feature_columns = list(feature_columns)
+    if isinstance(feature_columns, dict):
+        raise ValueError("Expected feature_columns to be iterable, found dict.")
+    for column in feature_columns:
+        if not isinstance(column, _FeatureColumn):
+            raise ValueError(
+                "Items of feature_columns must be a FeatureColumn. "
+                f"Given (type {type(column)}): {column}."
+            )
+    if not feature_columns:
+        raise ValueError("feature_columns must not be empty.")
+    by_name: dict = {}
+    for column in feature_columns:
+        if column.name in by_name:
+            raise ValueError(
+                f"Duplicate feature column name found for columns: {column} "
+                f"and {by_name[column.name]}. This usually means that these columns refer to "
+                "same base feature. Either one must be discarded or a "
+                "duplicated but renamed item must be inserted in "
+                "features dict."
+            )
+        by_name[column.name] = column
+    return sorted(feature_columns, key=lambda column: column.name)
+
+
+def _scope_name(column_name: str) -> str:
+    """A column's name as a variable scope: characters TF refuses there become ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", column_name)
+
+
+class _StateManager:
+    """Creates and keeps the columns' variables and resources (lookup tables).
+
+    What ``tf.__internal__.feature_column.StateManager`` does for a Keras layer, with
+    ``tf.compat.v1.get_variable``, so the variables take the enclosing variable scope's
+    name and partitioner as in TF 2.15.
+    """
+
+    def __init__(self, trainable: bool) -> None:
+        self._trainable = trainable
+        self._variables: dict = collections.defaultdict(dict)
+        self._resources: dict = collections.defaultdict(dict)
+
+    def create_variable(
+        self,
+        feature_column: Any,
+        name: str,
+        shape: Any,
+        dtype: Any = None,
+        trainable: bool = True,
+        use_resource: bool = True,
+        initializer: Any = None,
+    ) -> Any:
+        if name in self._variables[feature_column]:
+            raise ValueError("Variable already exists.")
+        var = tf.compat.v1.get_variable(
+            name,
+            shape=shape,
+            dtype=dtype or tf.float32,
+            initializer=initializer,
+            trainable=self._trainable and trainable,
+            use_resource=use_resource,
+        )
+        self._variables[feature_column][name] = var
+        return var
+
+    def get_variable(self, feature_column: Any, name: str) -> Any:
+        if name in self._variables[feature_column]:
+            return self._variables[feature_column][name]
+        raise ValueError("Variable does not exist.")
+
+    def add_variable(self, feature_column: Any, var: Any) -> None:
+        self._variables[feature_column][var.name] = var
+
+    def add_resource(self, feature_column: Any, resource_name: str, resource: Any) -> None:
+        self._resources[feature_column][resource_name] = resource
+
+    def has_resource(self, feature_column: Any, resource_name: str) -> bool:
+        return resource_name in self._resources[feature_column]
+
+    def get_resource(self, feature_column: Any, resource_name: str) -> Any:
+        if resource_name not in self._resources[feature_column]:
+            raise ValueError("Resource does not exist.")
+        return self._resources[feature_column][resource_name]
+
+
+class LinearModel:
+    """The linear model of TF 2.15's V2 linear estimators: ``sum(x W) + b`` over columns.
+
+    Args:
+        feature_columns: ``tf.feature_column`` v2 columns, dense or categorical.
+        units: the logits' size.
+        sparse_combiner: ``'sum'``, ``'mean'`` or ``'sqrtn'``: how a multivalent
+            categorical column's weights combine within an example.
+        trainable: whether the variables are trainable.
+        name: the variable scope, ``'linear/linear_model'`` in the linear estimators.
+
+    Raises:
+        ValueError: a column that is neither dense nor categorical (TF 2.15's message),
+            no columns, or two with one name.
+
+    Example:
+        >>> model = LinearModel([tf.feature_column.numeric_column("x")])  # doctest: +SKIP
+        >>> logits = model({"x": x})  # in a graph  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        feature_columns: Any,
+        units: int = 1,
+        sparse_combiner: str = "sum",
+        trainable: bool = True,
+        name: str = "linear_model",
+    ) -> None:
+        self._feature_columns = _normalize_feature_columns(feature_columns)
+        for column in self._feature_columns:
+            if not isinstance(column, (_DenseColumn, _CategoricalColumn)):
+                raise ValueError(
+                    "Items of feature_columns must be either a "
+                    f"DenseColumn or CategoricalColumn. Given: {column}"
+                )
+        self._units = units
+        self._sparse_combiner = sparse_combiner
+        self._trainable = trainable
+        self.name = name
+        self._state_manager = _StateManager(trainable)
+        self.bias: Any = None
+        self._variables: list = []
+
+    @property
+    def feature_columns(self) -> list:
+        return list(self._feature_columns)
+
+    @property
+    def variables(self) -> list:
+        """Every variable: each column's state and weights (sorted by column), then the bias."""
+        return list(self._variables)
+
+    @property
+    def state_manager(self) -> _StateManager:
+        return self._state_manager
+
+    def _build(self) -> None:
+        # No name scope here: TF 2.15 opened only variable scopes for the variables.
+        with tf.compat.v1.variable_scope(self.name, auxiliary_name_scope=False):
+            for column in self._feature_columns:
+                with tf.compat.v1.variable_scope(
+                    _scope_name(column.name), auxiliary_name_scope=False
+                ):
+                    column.create_state(self._state_manager)
+                    if isinstance(column, _CategoricalColumn):
+                        first_dim = column.num_buckets
+                    else:
+                        first_dim = column.variable_shape.num_elements()
+                    self._state_manager.create_variable(
+                        column,
+                        name="weights",
+                        dtype=tf.float32,
+                        shape=(first_dim, self._units),
+                        initializer=tf.compat.v1.zeros_initializer(),
+                        trainable=self._trainable,
+                    )
+                    self._variables.extend(self._state_manager._variables[column].values())  # noqa: SLF001
+            self.bias = tf.compat.v1.get_variable(
+                "bias_weights",
+                shape=[self._units],
+                dtype=tf.float32,
+                initializer=tf.compat.v1.zeros_initializer(),
+                trainable=self._trainable,
+                use_resource=True,
+            )
+            self._variables.append(self.bias)
+
+    def __call__(self, features: Any) -> tf.Tensor:
+        """The logits, ``[batch_size, units]`` float32; creates the variables on first call.
+
+        Raises:
+            ValueError: ``features`` is not a dict, an unknown ``sparse_combiner``, or
+                columns whose batch sizes differ (TF 2.15's messages).
+        """
+        if self.bias is None:
+            self._build()
+        if not isinstance(features, dict):
+            raise ValueError(f"We expected a dictionary here. Instead we got: {features}")
+        # TF 2.15's model was a Keras 2 layer, which cast floating inputs to float32 first.
+        features = {key: _to_float32(value) for key, value in features.items()}
+        with tf.name_scope(self.name.replace("/", "_")):
+            cache = _FeatureTransformationCache(features)
+            weighted_sums = []
+            for column in self._feature_columns:
+                with tf.name_scope(_scope_name(column.name)):
+                    weights = self._state_manager.get_variable(column, "weights")
+                    weighted_sums.append(self._weighted_sum(column, cache, weights))
+            _check_batch_sizes(weighted_sums, self._feature_columns)
+            no_bias = tf.math.add_n(weighted_sums, name="weighted_sum_no_bias")
+            return tf.nn.bias_add(no_bias, self.bias, name="weighted_sum")
+
+    def _weighted_sum(self, column: Any, cache: Any, weights: Any) -> tf.Tensor:
+        if isinstance(column, _CategoricalColumn):
+            # Each id selects its row of weights: an embedding lookup, combined per example.
+            pair = column.get_sparse_tensors(cache, self._state_manager)
+            ids = tf.sparse.reshape(pair.id_tensor, [tf.shape(pair.id_tensor)[0], -1])
+            id_weights = pair.weight_tensor
+            if id_weights is not None:
+                id_weights = tf.sparse.reshape(id_weights, [tf.shape(id_weights)[0], -1])
+            return tf.compat.v1.nn.safe_embedding_lookup_sparse(
+                weights,
+                ids,
+                sparse_weights=id_weights,
+                combiner=self._sparse_combiner,
+                name="weighted_sum",
+            )
+        tensor = column.get_dense_tensor(cache, self._state_manager)
+        num_elements = column.variable_shape.num_elements()
+        tensor = tf.reshape(tensor, (tf.shape(tensor)[0], num_elements))
+        return tf.linalg.matmul(tensor, weights, name="weighted_sum")
+
+
+def _to_float32(value: Any) -> Any:
+    if (
+        isinstance(value, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor))
+        and value.dtype.is_floating
+        and value.dtype != tf.float32
+    ):
+        return tf.cast(value, tf.float32)
+    return value
+
+
+def _check_batch_sizes(tensors: list, columns: list) -> None:
+    expected, first = None, 0
+    for i, tensor in enumerate(tensors):
+        size = tf.compat.v1.Dimension(tf.compat.dimension_value(tensor.shape[0]))
+        if size.value is None:
+            continue
+        if expected is None:
+            expected, first = size, i
+        elif not expected.is_compatible_with(size):
+            raise ValueError(
+                "Batch size (first dimension) of each feature must be same. "
+                f"Batch size of columns ({columns[first].name}, {columns[i].name}): "
+                f"({expected}, {size})"
+            )
+
+
+def _fraction_of_zero(variables: list) -> tf.Tensor:
+    """The share of zero weights over all ``variables`` (a summary of TF 2.15's)."""
+    with tf.name_scope("zero_fraction"):
+        variables = tf.nest.flatten(variables)
+        with tf.name_scope("total_size"):
+            sizes = [tf.size(x, out_type=tf.int64) for x in variables]
+            total_size = tf.math.add_n(sizes)
+        with tf.name_scope("total_zero"):
+            total_zero = tf.math.add_n(
+                [
+                    tf.compat.v1.cond(
+                        tf.math.equal(size, tf.constant(0, dtype=tf.int64)),
+                        true_fn=lambda: tf.constant(0, dtype=tf.float32),
+                        false_fn=lambda x=x, size=size: (
+                            tf.math.zero_fraction(x) * tf.cast(size, tf.float32)
+                        ),
+                        name="zero_count",
+                    )
+                    for x, size in zip(variables, sizes, strict=True)
+                ]
+            )
+        with tf.name_scope("compute"):
+            fraction = total_zero / tf.cast(total_size, tf.float32, name="float32_size")
+        return tf.identity(fraction, name="zero_fraction_or_nan")
+
+
+def linear_model_fn_builder_v2(
+    units: int, feature_columns: Any, sparse_combiner: str = "sum", features: Any = None
+) -> tuple[tf.Tensor, list]:
+    """The linear logits and their variables, as TF 2.15's V2 linear estimators build them.
+
+    Variables go under ``linear/linear_model/``; summaries ``bias`` and
+    ``fraction_of_zero_weights`` are written as TF 2.15 writes them.
+
+    Args:
+        units: the logits' size (the head's ``logits_dimension``).
+        feature_columns: ``tf.feature_column`` v2 columns.
+        sparse_combiner: ``'sum'``, ``'mean'`` or ``'sqrtn'``.
+        features: the ``input_fn``'s feature dict.
+
+    Returns:
+        ``(logits, trainable_variables)``; the variables end with the bias.
+
+    Raises:
+        ValueError: v1 feature columns, or columns a linear model cannot take.
+    """
+    if not is_feature_column_v2(feature_columns):
+        raise ValueError(_V1_COLUMNS_ERROR)
+    model = LinearModel(
+        feature_columns=feature_columns,
+        units=units,
+        sparse_combiner=sparse_combiner,
+        name="linear/linear_model",
+    )
+    logits = model(features)
+    weights = [v for v in model.variables if v is not model.bias]
+    if units > 1:
+        tf.compat.v1.summary.histogram("bias", model.bias)
+    else:
+        tf.compat.v1.summary.scalar("bias", model.bias[0])
+    tf.compat.v1.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
+    return logits, model.variables
+
+
+def default_optimizer_v2(feature_columns: Any) -> Any:
+    """TF 2.15's ``optimizer=None`` for a linear model: ``Ftrl(min(0.2, 1/sqrt(n)))``."""
+    learning_rate = min(_LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
+    return keras2().optimizers.legacy.Ftrl(learning_rate=learning_rate)
+
+
+def _linear_model_fn_v2(
+    features: Any,
+    labels: Any,
+    mode: str,
+    head: Any,
+    feature_columns: tuple,
+    optimizer: Any,
+    config: Any,
+    sparse_combiner: str = "sum",
+) -> Any:
+    del config
+    if not isinstance(features, dict):
+        raise ValueError(
+            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
+        )
+    if _is_sdca(optimizer):
+        from ._sdca import sdca_model_fn
+
+        assert sparse_combiner == "sum"  # the constructors check it; LinearEstimator as TF 2.15
+        return sdca_model_fn(features, labels, mode, head, feature_columns, optimizer)
+    logits, trainable_variables = linear_model_fn_builder_v2(
+        units=head.logits_dimension,
+        feature_columns=feature_columns,
+        sparse_combiner=sparse_combiner,
+        features=features,
+    )
+    if mode == ModeKeys.TRAIN:
+        optimizer = get_optimizer_instance_v2(
+            optimizer or default_optimizer_v2(feature_columns), learning_rate=_LEARNING_RATE
+        )
+        # The global step counts the optimizer's steps, as the hooks read it.
+        optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
+    return head.create_estimator_spec(
+        features=features,
+        mode=mode,
+        labels=labels,
+        optimizer=optimizer,
+        trainable_variables=trainable_variables,
+        logits=logits,
+    )
+
+
+def _is_sdca(optimizer: Any) -> bool:
+    # LinearSDCA's module is imported only where one was made.
+    sdca = sys.modules.get(f"{__package__}._sdca")
+    return sdca is not None and isinstance(optimizer, sdca.LinearSDCA)
+
+
+def _check_sdca(feature_columns: Any, optimizer: Any, sparse_combiner: str) -> bool:
+    if not _is_sdca(optimizer):
+        return False
+    if sparse_combiner != "sum":
+        raise ValueError('sparse_combiner must be "sum" when optimizer is a LinearSDCA object.')
+    if not is_feature_column_v2(feature_columns):
+        raise ValueError("V2 feature columns required when optimizer is a LinearSDCA object.")
+    return True
+
+
+# tf.losses.Reduction (Keras 2's) as TF 2.15's constructors default to it.
+_SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
+
+
+class LinearClassifier(Estimator):
+    """A linear classifier (``tf.estimator.LinearClassifier``, TF 2.15's V2).
+
+    Args:
+        feature_columns: ``tf.feature_column`` v2 columns, dense or categorical.
+        model_dir: where checkpoints go (``None``: a temporary directory).
+        n_classes: number of classes (2: binary, with a logistic head).
+        weight_column: a feature key or a ``numeric_column`` weighting each example.
+        label_vocabulary: the labels as strings, when they are not class ids.
+        optimizer: a name (``'Adagrad'``, ``'Adam'``, ``'Ftrl'``, ``'RMSProp'``,
+            ``'SGD'``; learning rate 0.2), a Keras 2 legacy optimizer, a callable
+            returning one, or ``None`` (``Ftrl(min(0.2, 1/sqrt(len(feature_columns))))``).
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+        warm_start_from: a checkpoint, a directory or a ``WarmStartSettings``.
+        loss_reduction: a ``tf.losses.Reduction`` except ``NONE``.
+        sparse_combiner: ``'sum'``, ``'mean'`` or ``'sqrtn'``.
+
+    Raises:
+        ValueError: as TF 2.15: ``n_classes`` < 2, a bad ``label_vocabulary`` or
+            ``loss_reduction``; at ``train`` / ``evaluate`` / ``predict``, columns a linear
+            model cannot take or a bad ``sparse_combiner``.
+
+    Example:
+        >>> est = LinearClassifier([tf.feature_column.numeric_column("x")])  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        feature_columns: Any,
+        model_dir: Any = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM_OVER_BATCH_SIZE,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        if _check_sdca(feature_columns, optimizer, sparse_combiner) and n_classes > 2:
+            raise ValueError("LinearSDCA cannot be used in a multi-class setting.")
+        head = binary_or_multi_class_head(
+            n_classes,
+            weight_column=weight_column,
+            label_vocabulary=label_vocabulary,
+            loss_reduction=loss_reduction,
+        )
+
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return _linear_model_fn_v2(
+                features=features,
+                labels=labels,
+                mode=mode,
+                head=head,
+                feature_columns=tuple(feature_columns or []),
+                optimizer=optimizer,
+                config=config,
+                sparse_combiner=sparse_combiner,
+            )
+
+        super().__init__(
+            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
+
+
+class LinearRegressor(Estimator):
+    """A linear regressor (``tf.estimator.LinearRegressor``, TF 2.15's V2).
+
+    Args:
+        feature_columns: ``tf.feature_column`` v2 columns, dense or categorical.
+        model_dir: where checkpoints go.
+        label_dimension: the number of regression targets per example.
+        weight_column: a feature key or a ``numeric_column`` weighting each example.
+        optimizer: as :class:`LinearClassifier`'s.
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+        warm_start_from: a checkpoint, a directory or a ``WarmStartSettings``.
+        loss_reduction: a ``tf.losses.Reduction`` except ``NONE``.
+        sparse_combiner: ``'sum'``, ``'mean'`` or ``'sqrtn'``.
+
+    Example:
+        >>> est = LinearRegressor([tf.feature_column.numeric_column("x")])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        feature_columns: Any,
+        model_dir: Any = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = _SUM_OVER_BATCH_SIZE,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        if _check_sdca(feature_columns, optimizer, sparse_combiner) and label_dimension > 1:
+            raise ValueError("LinearSDCA can only be used with one-dimensional label.")
+        head = regression_head(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return _linear_model_fn_v2(
+                features=features,
+                labels=labels,
+                mode=mode,
+                head=head,
+                feature_columns=tuple(feature_columns or []),
+                optimizer=optimizer,
+                config=config,
+                sparse_combiner=sparse_combiner,
+            )
+
+        super().__init__(
+            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
+
+
+class LinearEstimator(Estimator):
+    """A linear model with any head (``tf.estimator.LinearEstimator``, TF 2.15's V2).
+
+    Args:
+        head: a head, e.g. ``tf1compat_init.estimator.head.MultiLabelHead(3)``.
+        feature_columns: ``tf.feature_column`` v2 columns, dense or categorical.
+        model_dir: where checkpoints go.
+        optimizer: as :class:`LinearClassifier`'s.
+        config: a :class:`tf1compat_init.estimator.RunConfig`.
+        sparse_combiner: ``'sum'``, ``'mean'`` or ``'sqrtn'``.
+        warm_start_from: a checkpoint, a directory or a ``WarmStartSettings``.
+
+    Example:
+        >>> est = LinearEstimator(head, [tf.feature_column.numeric_column("x")])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        head: Any,
+        feature_columns: Any,
+        model_dir: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        sparse_combiner: str = "sum",
+        warm_start_from: Any = None,
+    ) -> None:
+        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return _linear_model_fn_v2(
+                features=features,
+                labels=labels,
+                mode=mode,
+                head=head,
+                feature_columns=tuple(feature_columns or []),
+                optimizer=optimizer,
+                config=config,
+                sparse_combiner=sparse_combiner,
+            )
+
+        super().__init__(
+            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
