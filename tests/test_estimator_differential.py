@@ -364,6 +364,14 @@ def test_same_error_type_and_text_then_our_advice(case, tmp_path):
 
 
 OWN_CLASSES = (
+    "BinaryClassHead",
+    "Head",
+    "LogisticRegressionHead",
+    "MultiClassHead",
+    "MultiHead",
+    "MultiLabelHead",
+    "PoissonRegressionHead",
+    "RegressionHead",
     "BestExporter",
     "EvalSpec",
     "Exporter",

@@ -44,7 +44,7 @@ class Head(abc.ABC):
         >>> def model_fn(features, labels, mode):  # doctest: +SKIP
         ...     head = tf1compat_init.estimator.BinaryClassHead()
         ...     logits = my_network(features["x"], units=head.logits_dimension)
-        ...     opt = keras2().optimizers.legacy.Adagrad(0.05)
+        ...     opt = tf_keras.optimizers.legacy.Adagrad(0.05)  # tf.keras on TF 2.15
         ...     opt.iterations = tf.compat.v1.train.get_or_create_global_step()
         ...     return head.create_estimator_spec(
         ...         features=features, mode=mode, logits=logits, labels=labels,
