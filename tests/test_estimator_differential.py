@@ -364,6 +364,14 @@ def test_same_error_type_and_text_then_our_advice(case, tmp_path):
 
 
 OWN_CLASSES = (
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
+    "classifier_parse_example_spec",
+    "regressor_parse_example_spec",
     "BinaryClassHead",
     "Head",
     "LogisticRegressionHead",

@@ -17,9 +17,11 @@ word for word (our advice follows them). Warm starts go through
 ``BestExporter``, ``FinalExporter``) work as in tf.estimator 2.15, locally.
 
 The hook classes tf.estimator re-exported (``LoggingTensorHook``, ``StopAtStepHook``,
-...) are here too, as the same ``tf.compat.v1.train`` objects. Left out, raising
-``NotImplementedError`` with what to use instead: most of ``tf.estimator.experimental``, canned
-estimators and heads, distribution strategies and ``TF_CONFIG`` clusters, vocabulary
+...) are here too, as the same ``tf.compat.v1.train`` objects. So are the heads, the linear
+and baseline canned estimators and the ``*_parse_example_spec`` functions (built with Keras 2:
+``tf_keras`` on TensorFlow >= 2.16). Left out, raising
+``NotImplementedError`` with what to use instead: most of ``tf.estimator.experimental``, the
+other canned estimators, distribution strategies and ``TF_CONFIG`` clusters, vocabulary
 remapping in ``WarmStartSettings``.
 """
 
@@ -51,6 +53,9 @@ from ._spec import EstimatorSpec, ModeKeys
 from ._training import EvalSpec, TrainSpec
 
 __all__ = [
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
     "BestExporter",
     "BinaryClassHead",
     "CheckpointSaverHook",
@@ -65,6 +70,9 @@ __all__ = [
     "GlobalStepWaiterHook",
     "Head",
     "LatestExporter",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
     "LoggingTensorHook",
     "LogisticRegressionHead",
     "ModeKeys",
@@ -88,8 +96,10 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "classifier_parse_example_spec",
     "experimental",
     "export",
+    "regressor_parse_example_spec",
     "train_and_evaluate",
 ]
 

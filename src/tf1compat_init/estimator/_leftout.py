@@ -23,21 +23,13 @@ CANNED = (
 LEFT_OUT = {
     **dict.fromkeys(
         [
-            "BaselineClassifier",
-            "BaselineEstimator",
-            "BaselineRegressor",
             "DNNClassifier",
             "DNNEstimator",
             "DNNLinearCombinedClassifier",
             "DNNLinearCombinedEstimator",
             "DNNLinearCombinedRegressor",
             "DNNRegressor",
-            "LinearClassifier",
-            "LinearEstimator",
-            "LinearRegressor",
             "add_metrics",
-            "classifier_parse_example_spec",
-            "regressor_parse_example_spec",
         ],
         CANNED,
     ),

@@ -1,24 +1,27 @@
 """``tf1compat_init.estimator.experimental``: the part of ``tf.estimator.experimental`` here.
 
-Only ``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
-with ``Estimator.experimental_export_all_saved_models``); the other names raise an
+``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports
+with ``Estimator.experimental_export_all_saved_models``) and ``LinearSDCA`` (the SDCA
+optimizer of ``LinearClassifier`` / ``LinearRegressor``); the other names raise an
 error saying they are left out.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._export_supervised import build_raw_supervised_input_receiver_fn
 from ._leftout import LeftOutError
 
-__all__ = ["build_raw_supervised_input_receiver_fn"]
+if TYPE_CHECKING:  # defined lazily by __getattr__ below (it imports Keras 2)
+    from .canned._sdca import LinearSDCA
+
+__all__ = ["LinearSDCA", "build_raw_supervised_input_receiver_fn"]
 
 _LEFT_OUT = frozenset(
     {
         "InMemoryEvaluatorHook",
-        "LinearSDCA",
         "RNNClassifier",
         "RNNEstimator",
         "call_logit_fn",
@@ -61,7 +64,7 @@ def _missing(name: str) -> NoReturn:
     if name in _LEFT_OUT:
         raise LeftOutError(
             f"tf.estimator.experimental.{name} is not provided by tf1compat_init.estimator: "
-            "early-stopping hooks, in-memory evaluation and the canned linear / RNN "
+            "early-stopping hooks, in-memory evaluation and the canned RNN "
             "estimators are left out (stop training from your own SessionRunHook reading "
             "est.eval_dir(), or write the model as a model_fn)."
         )

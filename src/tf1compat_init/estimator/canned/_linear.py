@@ -500,7 +500,7 @@ def _check_sdca(feature_columns: Any, optimizer: Any, sparse_combiner: str) -> b
 _SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
 
 
-class LinearClassifier(Estimator):
+class LinearClassifierV2(Estimator):
     """A linear classifier (``tf.estimator.LinearClassifier``, TF 2.15's V2).
 
     Args:
@@ -566,7 +566,7 @@ class LinearClassifier(Estimator):
         )
 
 
-class LinearRegressor(Estimator):
+class LinearRegressorV2(Estimator):
     """A linear regressor (``tf.estimator.LinearRegressor``, TF 2.15's V2).
 
     Args:
@@ -621,7 +621,7 @@ class LinearRegressor(Estimator):
         )
 
 
-class LinearEstimator(Estimator):
+class LinearEstimatorV2(Estimator):
     """A linear model with any head (``tf.estimator.LinearEstimator``, TF 2.15's V2).
 
     Args:
@@ -662,3 +662,9 @@ class LinearEstimator(Estimator):
         super().__init__(
             model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
+
+
+# TF 2.15 named the V2 classes so (their name shows in reprs and argument errors).
+LinearClassifier = LinearClassifierV2
+LinearRegressor = LinearRegressorV2
+LinearEstimator = LinearEstimatorV2
