@@ -380,6 +380,7 @@ def test_hooks_reexported_and_unknown_names():
     assert E.VocabInfo is tf.compat.v1.train.VocabInfo
     assert not hasattr(E, "no_such_name") and not hasattr(E.experimental, "no_such_name")
     assert E.DNNClassifier.__module__ == "tf1compat_init.estimator.canned._dnn"  # issue 23
+    assert hasattr(E, "LinearRegressor")
 
 
 @pytest.mark.skipif(not KERAS3, reason="Keras 3 behaviour (TF >= 2.16 without tf_keras)")

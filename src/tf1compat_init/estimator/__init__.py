@@ -17,11 +17,14 @@ word for word (our advice follows them). Warm starts go through
 ``BestExporter``, ``FinalExporter``) work as in tf.estimator 2.15, locally.
 
 The hook classes tf.estimator re-exported (``LoggingTensorHook``, ``StopAtStepHook``,
-...) are here too, as the same ``tf.compat.v1.train`` objects. Left out, raising
-``NotImplementedError`` with what to use instead: most of ``tf.estimator.experimental``, canned
-estimators and heads, distribution strategies and ``TF_CONFIG`` clusters.
-``WarmStartSettings(var_name_to_vocab_info=...)`` remaps vocabularies as TF does (see
-:func:`tf1compat_init.v1.warm_start`).
+...) are here too, as the same ``tf.compat.v1.train`` objects. So are the canned
+estimators (DNN, linear, wide-and-deep, baseline; ``experimental.RNN*`` and
+``LinearSDCA``), the heads, ``add_metrics``, the ``*_parse_example_spec`` functions and the
+early-stopping and in-memory evaluation hooks, built with Keras 2 (``tf_keras`` on
+TensorFlow >= 2.16) and defined on first use; ``v1`` holds ``tf.compat.v1.estimator``'s
+flavours. ``TF_CONFIG`` clusters run as tf.estimator ran them; distribution strategies
+raise ``NotImplementedError``. ``WarmStartSettings(var_name_to_vocab_info=...)`` remaps
+vocabularies as TF does (see :func:`tf1compat_init.v1.warm_start`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _cluster_run, _leftout, experimental, export, v1
+from . import _cluster_run, experimental, export, v1
 from . import _eval as _estimator_eval
 from . import _export as _estimator_export
 from . import _train as _estimator_train
@@ -52,6 +55,9 @@ from ._spec import EstimatorSpec, ModeKeys
 from ._training import EvalSpec, TrainSpec
 
 __all__ = [
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
     "BestExporter",
     "BinaryClassHead",
     "CheckpointSaverHook",
@@ -72,6 +78,9 @@ __all__ = [
     "GlobalStepWaiterHook",
     "Head",
     "LatestExporter",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
     "LoggingTensorHook",
     "LogisticRegressionHead",
     "ModeKeys",
@@ -96,8 +105,10 @@ __all__ = [
     "VocabInfo",
     "WarmStartSettings",
     "add_metrics",
+    "classifier_parse_example_spec",
     "experimental",
     "export",
+    "regressor_parse_example_spec",
     "train_and_evaluate",
     "v1",
 ]
@@ -440,16 +451,10 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        module = f"{__name__}.{_LAZY[name]}"
-        try:
-            value = getattr(importlib.import_module(module), name)
-        except ModuleNotFoundError as err:
-            if err.name != module:  # a real import error inside the module
-                raise
-            return _leftout.missing_name(__name__, name)  # not built yet: still left out
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
         globals()[name] = value
         return value
-    return _leftout.missing_name(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:

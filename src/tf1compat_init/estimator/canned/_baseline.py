@@ -94,7 +94,7 @@ def _baseline_model_fn_v2(
     )
 
 
-class BaselineClassifier(Estimator):
+class BaselineClassifierV2(Estimator):
     """Predicts the classes' prior, ignoring the features (``tf.estimator.BaselineClassifier``).
 
     Args:
@@ -142,7 +142,7 @@ class BaselineClassifier(Estimator):
         super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
 
 
-class BaselineRegressor(Estimator):
+class BaselineRegressorV2(Estimator):
     """Predicts the labels' mean, ignoring the features (``tf.estimator.BaselineRegressor``).
 
     Args:
@@ -181,7 +181,7 @@ class BaselineRegressor(Estimator):
         super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
 
 
-class BaselineEstimator(Estimator):
+class BaselineEstimatorV2(Estimator):
     """A baseline with any head (``tf.estimator.BaselineEstimator``).
 
     Args:
@@ -203,3 +203,9 @@ class BaselineEstimator(Estimator):
             )
 
         super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+
+
+# TF 2.15 named the V2 classes so (their name shows in reprs and argument errors).
+BaselineClassifier = BaselineClassifierV2
+BaselineRegressor = BaselineRegressorV2
+BaselineEstimator = BaselineEstimatorV2

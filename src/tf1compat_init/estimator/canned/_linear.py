@@ -31,6 +31,7 @@ import tensorflow as tf
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
+from ._columns import CategoricalColumn, DenseColumn, FeatureColumn, FeatureTransformationCache
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -54,20 +55,10 @@ _V1_COLUMNS_ERROR = (
     "tf.compat.v1.feature_column.*, respectively."
 )
 
-_FeatureColumn = tf.__internal__.feature_column.FeatureColumn
-_DenseColumn = tf.__internal__.feature_column.DenseColumn
-_FeatureTransformationCache = tf.__internal__.feature_column.FeatureTransformationCache
-
-
-def _categorical_column_type() -> type:
-    # tf.feature_column's CategoricalColumn base (public columns derive from it; it is
-    # not exported by name): the nearest common base of two categorical columns.
-    a = type(tf.feature_column.categorical_column_with_identity("a", 2))
-    b = type(tf.feature_column.categorical_column_with_hash_bucket("b", 2))
-    return next(k for k in a.__mro__ if k in b.__mro__ and "Categorical" in k.__name__)
-
-
-_CategoricalColumn = _categorical_column_type()
+_FeatureColumn = FeatureColumn
+_DenseColumn = DenseColumn
+_FeatureTransformationCache = FeatureTransformationCache
+_CategoricalColumn = CategoricalColumn
 
 
 def is_feature_column_v2(feature_columns: Any) -> bool:
@@ -413,10 +404,8 @@ def _linear_model_fn_v2(
             f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
         )
     if _is_sdca(optimizer):
-        from ._sdca import sdca_model_fn
-
         assert sparse_combiner == "sum"  # the constructors check it; LinearEstimator as TF 2.15
-        return sdca_model_fn(features, labels, mode, head, feature_columns, optimizer)
+        return _sdca_model_fn(features, labels, mode, head, feature_columns, optimizer)
     logits, trainable_variables = linear_model_fn_builder_v2(
         units=head.logits_dimension,
         feature_columns=feature_columns,
@@ -436,6 +425,58 @@ def _linear_model_fn_v2(
         optimizer=optimizer,
         trainable_variables=trainable_variables,
         logits=logits,
+    )
+
+
+def _sdca_model_fn(
+    features: dict, labels: Any, mode: str, head: Any, feature_columns: Any, optimizer: Any
+) -> Any:
+    """The linear model_fn with ``optimizer=LinearSDCA(...)`` (TF 2.15's ``_sdca_model_fn``)."""
+    from .. import head as heads
+    from ._sdca import UpdateWeightsHook
+
+    if isinstance(head, heads.BinaryClassHead):
+        loss_type = "logistic_loss"
+    elif isinstance(head, heads.RegressionHead):
+        assert head.logits_dimension == 1
+        loss_type = "squared_loss"
+    else:
+        raise ValueError(f"Unsupported head type: {head}")
+    model = LinearModel(
+        feature_columns=feature_columns,
+        units=1,
+        sparse_combiner="sum",
+        name="linear/linear_model",
+    )
+    logits = model(features)
+    tf.compat.v1.summary.scalar("bias", model.bias[0])
+    tf.compat.v1.summary.scalar(
+        "fraction_of_zero_weights",
+        _fraction_of_zero([v for v in model.variables if v is not model.bias]),
+    )
+    if mode != ModeKeys.TRAIN:
+        return head.create_estimator_spec(
+            features=features, mode=mode, labels=labels, logits=logits
+        )
+    sdca, train_op = optimizer.get_train_step(
+        model.state_manager,
+        head._weight_column,  # noqa: SLF001 - the head's own argument, as TF 2.15 reads it
+        loss_type,
+        feature_columns,
+        features,
+        labels,
+        model.bias,
+        tf.compat.v1.train.get_global_step(),
+    )
+    spec = head.create_estimator_spec(
+        features=features,
+        mode=mode,
+        labels=labels,
+        train_op_fn=lambda unused_loss: train_op,
+        logits=logits,
+    )
+    return spec._replace(
+        training_chief_hooks=tuple(spec.training_chief_hooks) + (UpdateWeightsHook(sdca, train_op),)
     )
 
 
@@ -459,7 +500,7 @@ def _check_sdca(feature_columns: Any, optimizer: Any, sparse_combiner: str) -> b
 _SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
 
 
-class LinearClassifier(Estimator):
+class LinearClassifierV2(Estimator):
     """A linear classifier (``tf.estimator.LinearClassifier``, TF 2.15's V2).
 
     Args:
@@ -525,7 +566,7 @@ class LinearClassifier(Estimator):
         )
 
 
-class LinearRegressor(Estimator):
+class LinearRegressorV2(Estimator):
     """A linear regressor (``tf.estimator.LinearRegressor``, TF 2.15's V2).
 
     Args:
@@ -580,7 +621,7 @@ class LinearRegressor(Estimator):
         )
 
 
-class LinearEstimator(Estimator):
+class LinearEstimatorV2(Estimator):
     """A linear model with any head (``tf.estimator.LinearEstimator``, TF 2.15's V2).
 
     Args:
@@ -621,3 +662,9 @@ class LinearEstimator(Estimator):
         super().__init__(
             model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
+
+
+# TF 2.15 named the V2 classes so (their name shows in reprs and argument errors).
+LinearClassifier = LinearClassifierV2
+LinearRegressor = LinearRegressorV2
+LinearEstimator = LinearEstimatorV2

@@ -13,7 +13,7 @@ import tensorflow as tf
 __all__ = ["classifier_parse_example_spec", "regressor_parse_example_spec"]
 
 
-def classifier_parse_example_spec(
+def classifier_parse_example_spec_v2(
     feature_columns: Any,
     label_key: str,
     label_dtype: tf.dtypes.DType = tf.dtypes.int64,
@@ -45,7 +45,7 @@ def classifier_parse_example_spec(
     return _with_label_and_weight(parsing_spec, label_key, label_spec, weight_column)
 
 
-def regressor_parse_example_spec(
+def regressor_parse_example_spec_v2(
     feature_columns: Any,
     label_key: str,
     label_dtype: tf.dtypes.DType = tf.dtypes.float32,
@@ -97,3 +97,8 @@ def _with_label_and_weight(
 def _numeric_column_type() -> type:
     # The class behind tf.feature_column.numeric_column (not exported by name).
     return type(tf.feature_column.numeric_column("x"))
+
+
+# TF 2.15 named the V2 functions so.
+classifier_parse_example_spec = classifier_parse_example_spec_v2
+regressor_parse_example_spec = regressor_parse_example_spec_v2

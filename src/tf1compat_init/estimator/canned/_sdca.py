@@ -22,9 +22,9 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.training.saving import saveable_object
 
-from .._spec import ModeKeys
+from ._columns import CategoricalColumn, DenseColumn, FeatureTransformationCache
 
-__all__ = ["LinearSDCA", "sdca_model_fn"]
+__all__ = ["LinearSDCA", "UpdateWeightsHook"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,17 +80,15 @@ class LinearSDCA:
         global_step: Any,
     ) -> tuple:
         """``(sdca model, train op)`` for one batch (TF 2.15's signature)."""
-        from ._linear import _CategoricalColumn, _DenseColumn, _FeatureTransformationCache
-
         batch_size = tf.shape(targets)[0]
-        cache = _FeatureTransformationCache(features)
+        cache = FeatureTransformationCache(features)
         dense, dense_weights, sparse, sparse_weights = [], [], [], []
         for column in sorted(feature_columns, key=lambda c: c.name):
-            if isinstance(column, _CategoricalColumn):
+            if isinstance(column, CategoricalColumn):
                 pair = column.get_sparse_tensors(cache, state_manager)
                 sparse.append(_unique_valid_ids(pair))
                 sparse_weights.append(state_manager.get_variable(column, "weights"))
-            elif isinstance(column, _DenseColumn):
+            elif isinstance(column, DenseColumn):
                 if column.variable_shape.ndims != 1:
                     raise ValueError(
                         f"Column {type(column).__name__} has rank "
@@ -367,7 +365,7 @@ class _SdcaModel:
             return tf.group(*shrunk)
 
 
-class _UpdateWeightsHook(tf.compat.v1.train.SessionRunHook):
+class UpdateWeightsHook(tf.compat.v1.train.SessionRunHook):
     """Runs the weight update with every training step (built in ``begin``)."""
 
     def __init__(self, model: _SdcaModel, train_op: Any) -> None:
@@ -379,56 +377,3 @@ class _UpdateWeightsHook(tf.compat.v1.train.SessionRunHook):
 
     def before_run(self, run_context: Any) -> Any:
         return tf.compat.v1.train.SessionRunArgs(self._update_op)
-
-
-def sdca_model_fn(
-    features: dict, labels: Any, mode: str, head: Any, feature_columns: Any, optimizer: LinearSDCA
-) -> Any:
-    """The linear model_fn with ``optimizer=LinearSDCA(...)`` (TF 2.15's ``_sdca_model_fn``)."""
-    from .. import head as heads
-    from ._linear import LinearModel, _fraction_of_zero
-
-    if isinstance(head, heads.BinaryClassHead):
-        loss_type = "logistic_loss"
-    elif isinstance(head, heads.RegressionHead):
-        assert head.logits_dimension == 1
-        loss_type = "squared_loss"
-    else:
-        raise ValueError(f"Unsupported head type: {head}")
-    model = LinearModel(
-        feature_columns=feature_columns,
-        units=1,
-        sparse_combiner="sum",
-        name="linear/linear_model",
-    )
-    logits = model(features)
-    tf.compat.v1.summary.scalar("bias", model.bias[0])
-    tf.compat.v1.summary.scalar(
-        "fraction_of_zero_weights",
-        _fraction_of_zero([v for v in model.variables if v is not model.bias]),
-    )
-    if mode != ModeKeys.TRAIN:
-        return head.create_estimator_spec(
-            features=features, mode=mode, labels=labels, logits=logits
-        )
-    sdca, train_op = optimizer.get_train_step(
-        model.state_manager,
-        head._weight_column,  # noqa: SLF001 - the head's own argument, as TF 2.15 reads it
-        loss_type,
-        feature_columns,
-        features,
-        labels,
-        model.bias,
-        tf.compat.v1.train.get_global_step(),
-    )
-    spec = head.create_estimator_spec(
-        features=features,
-        mode=mode,
-        labels=labels,
-        train_op_fn=lambda unused_loss: train_op,
-        logits=logits,
-    )
-    return spec._replace(
-        training_chief_hooks=tuple(spec.training_chief_hooks)
-        + (_UpdateWeightsHook(sdca, train_op),)
-    )
