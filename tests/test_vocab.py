@@ -12,6 +12,7 @@ initializer's values for the same seed must be identical, bit for bit.
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -452,3 +453,27 @@ def test_partitioned_old_variable(files, tmp_path, new_parts):
         table = open_checkpoint(prefix).read(["emb"])["emb"]
         out = tt.run([_transform(files, args)], [table], [None])[0]
         assert out.tobytes() == want.tobytes()
+
+
+def test_vocabulary_files_at_urls_are_read_through_gfile(files):
+    """gs://, s3://, ram://: vocabulary files are read as remote checkpoints are (ram:// here)."""
+    remote = dict(files)
+    for name in ("old", "new"):
+        remote[name] = f"ram://vocab_{uuid.uuid4().hex}/{name}.txt"
+        tf.io.gfile.makedirs(remote[name].rsplit("/", 1)[0])
+        tf.io.gfile.copy(files[name], remote[name])
+    case, key, shape, args, _ = CASES[0]
+    want = _graph_value(V1.train.warm_start, files, key, shape, args, None)
+    var = tf.Variable(tf.ones(shape), name="remote_emb")
+    targets = collect_targets([var])
+    (name,) = targets
+    plan = plan_restore(
+        files["ckpt"], targets_specs(targets), {key: tt.to(name, _transform(remote, args))}
+    )
+    apply_plan(plan, targets)
+    assert var.numpy().tobytes() == want.tobytes(), case
+    missing = dict(remote, new=remote["new"] + ".absent")
+    with pytest.raises(AssignmentMapError, match=r"absent"):
+        plan_restore(
+            files["ckpt"], targets_specs(targets), {key: tt.to(name, _transform(missing, args))}
+        )

@@ -1,6 +1,7 @@
 """Vocabulary remapping: ``tf.compat.v1.train.VocabInfo``'s semantics on numpy arrays.
 
-Pure: numpy only. TF1 warm-starts an embedding (rows, ``axis=0``) or an output layer
+Pure: numpy only (vocabulary files at URLs, ``gs://`` and the like, are read through
+``tf.io.gfile`` as checkpoints are). TF1 warm-starts an embedding (rows, ``axis=0``) or an output layer
 (columns, ``axis=1``) across a vocabulary change: entry ``i`` of the new tensor takes the
 old entry of the token on line ``i`` of the new vocabulary file, found in the old one;
 tokens the old vocabulary lacks, and ``num_oov_buckets`` entries appended after the
@@ -30,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .bundle import storage
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -54,11 +57,27 @@ def read_vocab(path: str | os.PathLike) -> list[bytes]:
 
 
 def _stat_key(path: str) -> tuple[str, int, int]:
+    if storage.is_url(path):  # gs://, s3://, ram://: through tf.io.gfile, timed
+        try:
+            size, mtime_ns = storage.stat(path)
+        except Exception as e:
+            raise VocabError(f"vocabulary file {path} cannot be read: {e}") from None
+        return (path, mtime_ns, size)
     try:
         st = os.stat(path)
     except OSError as e:
         raise VocabError(f"vocabulary file {path} cannot be read: {e.strerror}") from None
     return (path, st.st_mtime_ns, st.st_size)
+
+
+def _read_file(path: str) -> bytes:
+    if storage.is_url(path):
+        try:
+            return storage.read_bytes(path)
+        except Exception as e:
+            raise VocabError(f"vocabulary file {path} cannot be read: {e}") from None
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _read(path: str) -> tuple[tuple[str, int, int], Any]:
@@ -70,8 +89,7 @@ def _read(path: str) -> tuple[tuple[str, int, int], Any]:
     cached = _CACHE.get(key)
     if cached is not None:
         return key, cached
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read_file(path)
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # a final newline ends the last line; it starts none
