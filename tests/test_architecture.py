@@ -31,6 +31,7 @@ ENGINE = {
     f"{NAME}._assign_batch",
     f"{NAME}._gc",
     f"{NAME}._jobs",
+    f"{NAME}._tfcompat",
     f"{NAME}.apply",
     f"{NAME}.errors",
     f"{NAME}.mapping",
@@ -59,6 +60,7 @@ PURE = [
     f"{NAME}.view",
     f"{NAME}.cli",
     f"{NAME}.recipes",
+    f"{NAME}._tfcompat",
 ]
 
 
