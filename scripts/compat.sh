@@ -11,7 +11,8 @@
 # dependencies: it declares the full `tensorflow` wheel), and the TF 2.21 leg's test
 # requirements. Extra arguments go to pytest. The last line printed is one Markdown table row:
 #   | TF | protobuf | keras | tf_keras | tests | examples | date |
-# Logs and the junit file stay in the environment's directory (results/).
+# Logs (pytest -v: one line per test, so a run stopped early still shows its counts) and the
+# junit file stay in the environment's directory (results/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +59,7 @@ build || { echo "compat: could not build $ENV" >&2; exit 1; }
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONUNBUFFERED=1
 mkdir -p "$RESULTS"
 echo "compat: pytest (the TF 2.21 leg's selection) under $ENV, log in $RESULTS/pytest.log"
-"$ENV/bin/python" -m pytest -m "not slow and not gpu and not tf215" -q \
+"$ENV/bin/python" -m pytest -m "not slow and not gpu and not tf215" -v \
   --junitxml="$RESULTS/pytest.xml" -o junit_family=legacy -p no:cacheprovider "$@" \
   >"$RESULTS/pytest.log" 2>&1
 pytest_rc=$?
