@@ -79,6 +79,8 @@ def run(run_dir, pretrained, last_step):
             hooks=[V1.train.StopAtStepHook(last_step=last_step)],
             save_summaries_steps=None,
             log_step_count_steps=None,
+            # TF 2.20 with protobuf >= 7 cannot write graph.pbtxt (TF 2.21 can): skip it there.
+            save_graph_def=tv1.can_save_graph_def(),
         ) as sess:
             start = sess.run({"step": global_step, "bias": bias})
             batch = np.ones((8, 4), np.float32)

@@ -81,6 +81,7 @@ def session(cfg: dict, server: tf.distribute.Server, task: int, graph_ops: dict,
         save_summaries_steps=None,
         save_summaries_secs=None,
         log_step_count_steps=None,
+        save_graph_def=tv1.can_save_graph_def(),  # False on TF 2.20 + protobuf 7 only
         max_wait_secs=DEADLINE_S,
     )
 

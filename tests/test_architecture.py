@@ -32,6 +32,7 @@ ENGINE = {
     f"{NAME}._assign_batch",
     f"{NAME}._gc",
     f"{NAME}._jobs",
+    f"{NAME}._tfcompat",
     f"{NAME}.apply",
     f"{NAME}.errors",
     f"{NAME}.mapping",
@@ -61,6 +62,7 @@ PURE = [
     f"{NAME}.view",
     f"{NAME}.cli",
     f"{NAME}.recipes",
+    f"{NAME}._tfcompat",
 ]
 
 

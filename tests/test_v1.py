@@ -463,7 +463,8 @@ def _train(run_dir, last_step, hook=None, use_resource=True, init_fn=None):
             checkpoint_dir=str(run_dir),
             scaffold=scaffold,
             hooks=hooks,
-            chief_only_hooks=[V1.train.CheckpointSaverHook(str(run_dir), save_steps=1)],
+            # TensorFlow's hook, except on TF 2.20 + protobuf 7 where it cannot save its graph.
+            chief_only_hooks=[tv1.CheckpointSaverHook(str(run_dir), save_steps=1)],
             save_checkpoint_steps=None,
             save_checkpoint_secs=None,
             save_summaries_steps=None,

@@ -14,6 +14,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..v1 import _graph_def
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
 from ._spec import ModeKeys
 
@@ -102,9 +103,10 @@ def _saver_hooks(
     all_hooks = worker_hooks + list(spec.training_chief_hooks)
     saver_hooks = [h for h in all_hooks if isinstance(h, tf.compat.v1.train.CheckpointSaverHook)]
     _warn_foreign_saver(saver_hooks, model_dir)
+    _graph_def.adopt_saver_hooks(saver_hooks)
     if (config.save_checkpoints_secs or config.save_checkpoints_steps) and not saver_hooks:
         chief_hooks = [
-            tf.compat.v1.train.CheckpointSaverHook(
+            _graph_def.CheckpointSaverHook(
                 model_dir,
                 save_secs=config.save_checkpoints_secs,
                 save_steps=config.save_checkpoints_steps,

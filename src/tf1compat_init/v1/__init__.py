@@ -9,6 +9,9 @@
 - :func:`scaffold_init_fn`: an ``init_fn`` for ``tf.compat.v1.train.Scaffold``.
 - :func:`warm_start`: ``tf.compat.v1.train.warm_start``'s selection rules and vocabulary remapping (``VocabInfo``), checked.
 - :func:`restore_saver` and :func:`init_unrestored`: for hand-written ``Session`` loops.
+- :class:`CheckpointSaverHook` and :func:`can_save_graph_def`: ``graph.pbtxt`` on
+  TensorFlow 2.20 with protobuf >= 7, where TensorFlow's own writer raises ``TypeError``
+  (importing this module there logs the fix once).
 
 Every entry point plans first with the engine (:func:`~tf1compat_init.plan_restore`):
 a malformed or reversed map, a missing key, a shape or dtype mismatch is raised before
@@ -45,14 +48,17 @@ import tensorflow as tf
 from ..policy import RestorePolicy
 from ..reader import pretrained_path
 from ..report import RestoreReport
-from . import _graph
+from . import _graph, _graph_def
+from ._graph_def import CheckpointSaverHook, can_save_graph_def
 from ._plan import check_call, eager_init, graph_or_raise, make_map, plan_in_graph
 from ._saver import PlannedSaver, init_unrestored, restore_saver
 from ._warm_start import warm_start
 
 __all__ = [
     "CheckpointInitHook",
+    "CheckpointSaverHook",
     "PlannedSaver",
+    "can_save_graph_def",
     "init_from_checkpoint",
     "init_unrestored",
     "restore_saver",
@@ -61,6 +67,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# User code that builds TensorFlow's MonitoredTrainingSession crashes in TensorFlow where
+# graph.pbtxt cannot be written; say so once, with the fix, rather than patch TensorFlow.
+_graph_def.warn_once()
 
 
 # -- init_from_checkpoint ----------------------------------------------------------------
