@@ -330,64 +330,69 @@ def create_estimator_spec_summary(
             )
 
 
-def single_head_spec(
-    head: Any,
-    export_outputs: Callable[[dict], dict],
-    features: Any,
-    mode: str,
-    logits: Any,
-    labels: Any,
-    optimizer: Any,
-    trainable_variables: Any,
-    train_op_fn: Callable | None,
-    update_ops: Any,
-    regularization_losses: Any,
-) -> SpecParts:
-    """The spec parts every single head builds the same way, under its name scope.
+class SingleHead(Head):
+    """A head over one set of logits: the spec every such head builds the same way.
 
-    ``export_outputs(predictions)`` gives the PREDICT mode's serving outputs.
+    Subclasses give the PREDICT mode's serving outputs with ``_export_outputs``.
     """
-    with tf.compat.v1.name_scope(head.name, "head"):
-        predictions = head.predictions(logits)
-        if mode == ModeKeys.PREDICT:
-            return SpecParts(
-                ModeKeys.PREDICT,
-                predictions=predictions,
-                export_outputs=export_outputs(predictions),
+
+    @abc.abstractmethod
+    def _export_outputs(self, predictions: dict) -> dict:
+        """The serving outputs (keyed by signature name) for ``predictions``."""
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> SpecParts:
+        with tf.compat.v1.name_scope(self.name, "head"):
+            predictions = self.predictions(logits)
+            if mode == ModeKeys.PREDICT:
+                return SpecParts(
+                    ModeKeys.PREDICT,
+                    predictions=predictions,
+                    export_outputs=self._export_outputs(predictions),
+                )
+            loss = self.loss(
+                logits=logits,
+                labels=labels,
+                features=features,
+                mode=mode,
+                regularization_losses=regularization_losses,
             )
-        loss = head.loss(
-            logits=logits,
-            labels=labels,
-            features=features,
-            mode=mode,
-            regularization_losses=regularization_losses,
-        )
-        if mode == ModeKeys.EVAL:
-            kwargs = {
-                "eval_metrics": head.metrics(regularization_losses=regularization_losses),
-                "features": features,
-                "logits": logits,
-                "labels": labels,
-                "regularization_losses": regularization_losses,
-            }
-            return SpecParts(
-                ModeKeys.EVAL,
-                predictions=predictions,
-                loss=loss,
-                eval_metrics=eval_metrics_tuple(head.update_metrics, kwargs),
+            if mode == ModeKeys.EVAL:
+                kwargs = {
+                    "eval_metrics": self.metrics(regularization_losses=regularization_losses),
+                    "features": features,
+                    "logits": logits,
+                    "labels": labels,
+                    "regularization_losses": regularization_losses,
+                }
+                return SpecParts(
+                    ModeKeys.EVAL,
+                    predictions=predictions,
+                    loss=loss,
+                    eval_metrics=eval_metrics_tuple(self.update_metrics, kwargs),
+                )
+            train_op = create_estimator_spec_train_op(
+                head_name=self.name,
+                optimizer=optimizer,
+                train_op_fn=train_op_fn,
+                update_ops=update_ops,
+                trainable_variables=trainable_variables,
+                regularized_training_loss=loss,
+                loss_reduction=self.loss_reduction,
             )
-        train_op = create_estimator_spec_train_op(
-            head_name=head.name,
-            optimizer=optimizer,
-            train_op_fn=train_op_fn,
-            update_ops=update_ops,
-            trainable_variables=trainable_variables,
+        create_estimator_spec_summary(
             regularized_training_loss=loss,
-            loss_reduction=head.loss_reduction,
+            regularization_losses=regularization_losses,
+            summary_key_fn=self._summary_key,
         )
-    create_estimator_spec_summary(
-        regularized_training_loss=loss,
-        regularization_losses=regularization_losses,
-        summary_key_fn=head._summary_key,
-    )
-    return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)
+        return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)

@@ -15,7 +15,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["BinaryClassHead"]
 
 
-class BinaryClassHead(_base.Head):
+class BinaryClassHead(_base.SingleHead):
     """A head for binary classification (``tf.estimator.BinaryClassHead``).
 
     Labels are 0/1 (any numeric dtype), or strings from ``label_vocabulary`` (two
@@ -301,29 +301,3 @@ class BinaryClassHead(_base.Head):
             _base.REGRESS_SERVING_KEY: RegressionOutput(value=predictions[PredictionKeys.LOGISTIC]),
             _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
         }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
-        )

@@ -15,7 +15,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["MultiClassHead"]
 
 
-class MultiClassHead(_base.Head):
+class MultiClassHead(_base.SingleHead):
     """A head for multi-class classification (``tf.estimator.MultiClassHead``).
 
     Labels are integer class ids in ``[0, n_classes)`` of shape ``[D0, ... DN]`` or
@@ -236,29 +236,3 @@ class MultiClassHead(_base.Head):
             _base.CLASSIFY_SERVING_KEY: classifier,
             _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
         }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
-        )

@@ -15,7 +15,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["MultiLabelHead"]
 
 
-class MultiLabelHead(_base.Head):
+class MultiLabelHead(_base.SingleHead):
     """A head for multi-label classification (``tf.estimator.MultiLabelHead``).
 
     Labels are a multi-hot ``[D0, ... DN, n_classes]`` indicator tensor, or a
@@ -298,32 +298,6 @@ class MultiLabelHead(_base.Head):
             _base.CLASSIFY_SERVING_KEY: classifier,
             _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
         }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
-        )
 
 
 def _class_ids_for_metrics(classes: Any, label_vocabulary: Any, n_classes: int) -> tuple:

@@ -15,7 +15,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
 
 
-class RegressionHead(_base.Head):
+class RegressionHead(_base.SingleHead):
     """A head for regression (``tf.estimator.RegressionHead``).
 
     Labels are floats of shape ``[D0, ... DN, label_dimension]`` (or without the last
@@ -175,32 +175,6 @@ class RegressionHead(_base.Head):
             _base.REGRESS_SERVING_KEY: regression,
             _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
         }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
-        )
 
 
 class PoissonRegressionHead(RegressionHead):
