@@ -14,11 +14,11 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import ClassificationOutput
+from .._export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
 from . import _checks
-from ._keys import MetricKeys
+from ._keys import MetricKeys, PredictionKeys
 
 __all__ = [
     "CLASSIFY_SERVING_KEY",
@@ -238,6 +238,26 @@ def classification_output(
     return ClassificationOutput(
         scores=scores, classes=all_classes(scores, n_classes, label_vocabulary)
     )
+
+
+def classification_export_outputs(
+    predictions: dict, n_classes: Any, label_vocabulary: Any = None, regression: Any = None
+) -> dict:
+    """A classifier's serving outputs: default, classification, [regression,] predict.
+
+    ``regression``, the tensor a regression signature serves, is given by the binary
+    head only; it sits before ``predict`` as in tensorflow-estimator 2.15.
+    """
+    classifier = classification_output(
+        scores=predictions[PredictionKeys.PROBABILITIES],
+        n_classes=n_classes,
+        label_vocabulary=label_vocabulary,
+    )
+    outputs = {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier}
+    if regression is not None:
+        outputs[REGRESS_SERVING_KEY] = RegressionOutput(value=regression)
+    outputs[PREDICT_SERVING_KEY] = PredictOutput(predictions)
+    return outputs
 
 
 def class_id_table(label_vocabulary: Any) -> Any:

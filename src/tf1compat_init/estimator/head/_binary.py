@@ -7,7 +7,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from . import _base, _checks
 from ._keys import MetricKeys, PredictionKeys
@@ -290,14 +289,9 @@ class BinaryClassHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        classifier = _base.classification_output(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            n_classes=2,
-            label_vocabulary=self._label_vocabulary,
+        return _base.classification_export_outputs(
+            predictions,
+            2,
+            self._label_vocabulary,
+            regression=predictions[PredictionKeys.LOGISTIC],
         )
-        return {
-            _base.DEFAULT_SERVING_KEY: classifier,
-            _base.CLASSIFY_SERVING_KEY: classifier,
-            _base.REGRESS_SERVING_KEY: RegressionOutput(value=predictions[PredictionKeys.LOGISTIC]),
-            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
-        }

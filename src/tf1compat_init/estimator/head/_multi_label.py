@@ -7,7 +7,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import PredictOutput
 from .._keras2 import keras2
 from . import _base, _checks
 from ._keys import MetricKeys, PredictionKeys
@@ -288,16 +287,9 @@ class MultiLabelHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        classifier = _base.classification_output(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            n_classes=self._n_classes,
-            label_vocabulary=self._label_vocabulary,
+        return _base.classification_export_outputs(
+            predictions, self._n_classes, self._label_vocabulary
         )
-        return {
-            _base.DEFAULT_SERVING_KEY: classifier,
-            _base.CLASSIFY_SERVING_KEY: classifier,
-            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
-        }
 
 
 def _class_ids_for_metrics(classes: Any, label_vocabulary: Any, n_classes: int) -> tuple:
