@@ -356,9 +356,44 @@ class SingleHead(Head):
     Subclasses give the PREDICT mode's serving outputs with ``_export_outputs``.
     """
 
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    @abc.abstractmethod
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        """The labels checked against ``logits`` and in the form the loss takes."""
+
+    @abc.abstractmethod
+    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
+        """``(per-example loss, weights)`` for processed ``labels``."""
+
     @abc.abstractmethod
     def _export_outputs(self, predictions: dict) -> dict:
         """The serving outputs (keyed by signature name) for ``predictions``."""
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The head's weighted, reduced loss plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            labels = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
+            training_loss = weighted_loss(unweighted, weights, self._loss_reduction)
+            return add_regularization(training_loss, regularization_losses)
 
     def _create_tpu_estimator_spec(
         self,

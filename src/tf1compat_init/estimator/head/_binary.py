@@ -87,16 +87,8 @@ class BinaryClassHead(_base.SingleHead):
         self._string_table = None
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return 1
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _class_id_table(self) -> Any:
         # A graph gets its own table each time; eagerly one table is reused.
@@ -133,25 +125,6 @@ class BinaryClassHead(_base.SingleHead):
             features=features, weight_column=self._weight_column, logits=logits
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced sigmoid cross entropy plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-            labels = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``logistic``, ``probabilities``, ``class_ids``, ``classes``,

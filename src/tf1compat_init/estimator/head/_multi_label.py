@@ -102,16 +102,8 @@ class MultiLabelHead(_base.SingleHead):
         self._id_table = None
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return self._n_classes
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _class_id_table(self) -> Any:
         if self._id_table is None or not tf.executing_eagerly():
@@ -173,25 +165,6 @@ class MultiLabelHead(_base.SingleHead):
             features=features, weight_column=self._weight_column, logits=logits
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced sigmoid cross entropy plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-            processed = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""

@@ -63,16 +63,8 @@ class RegressionHead(_base.SingleHead):
         self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return self._logits_dimension
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         labels = _checks.check_dense_labels_match_logits_and_reshape(
@@ -100,25 +92,6 @@ class RegressionHead(_base.SingleHead):
             allow_per_logit_weights=True,
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced loss plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self._logits_dimension)
-            labels = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any) -> dict:
         """``{"predictions": ...}``, plus ``logits`` when there is an inverse link."""
