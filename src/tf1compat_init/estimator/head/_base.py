@@ -285,6 +285,12 @@ def update_metric_with_broadcast_weights(eval_metric: Any, values: Any, weights:
     eval_metric.update_state(values=values, sample_weight=weights)
 
 
+def update_regularization_metric(eval_metrics: dict, key: str, regularization_losses: Any) -> None:
+    """Adds the batch's summed regularization losses to ``eval_metrics[key]``, if any."""
+    if regularization_losses is not None:
+        eval_metrics[key].update_state(values=tf.math.add_n(regularization_losses))
+
+
 def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
     """``(fn taking only tensors, the tensor kwargs)``, the other kwargs bound in."""
     tensors = {k: v for k, v in kwargs.items() if tf.is_tensor(v)}

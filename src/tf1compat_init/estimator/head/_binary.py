@@ -250,10 +250,9 @@ class BinaryClassHead(_base.SingleHead):
             self._update_auc(
                 eval_metrics[key], labels=labels, predictions=logistic, weights=weights
             )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         for i in range(len(self._thresholds)):
             for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
                 eval_metrics[keys[i]].update_state(

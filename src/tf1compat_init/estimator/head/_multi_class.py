@@ -191,10 +191,9 @@ class MultiClassHead(_base.SingleHead):
         eval_metrics[self._accuracy_key].update_state(
             y_true=label_ids, y_pred=class_ids, sample_weight=weights
         )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:

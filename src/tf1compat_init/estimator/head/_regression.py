@@ -135,10 +135,9 @@ class RegressionHead(_base.SingleHead):
         _base.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], predicted, weights
         )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
