@@ -291,6 +291,40 @@ def update_regularization_metric(eval_metrics: dict, key: str, regularization_lo
         eval_metrics[key].update_state(values=tf.math.add_n(regularization_losses))
 
 
+def threshold_metric_keys(thresholds: Any, key: Callable[[str], str]) -> tuple:
+    """``(accuracy keys, precision keys, recall keys)``, one key per threshold."""
+    return tuple(
+        tuple(key(template % t) for t in thresholds)
+        for template in (
+            MetricKeys.ACCURACY_AT_THRESHOLD,
+            MetricKeys.PRECISION_AT_THRESHOLD,
+            MetricKeys.RECALL_AT_THRESHOLD,
+        )
+    )
+
+
+def threshold_metrics(m: Any, thresholds: Any, threshold_keys: tuple) -> dict:
+    """New ``BinaryAccuracy``, ``Precision`` and ``Recall`` metrics at each threshold."""
+    accuracy_keys, precision_keys, recall_keys = threshold_keys
+    metrics = {}
+    for i, threshold in enumerate(thresholds):
+        metrics[accuracy_keys[i]] = m.BinaryAccuracy(name=accuracy_keys[i], threshold=threshold)
+        metrics[precision_keys[i]] = m.Precision(name=precision_keys[i], thresholds=threshold)
+        metrics[recall_keys[i]] = m.Recall(name=recall_keys[i], thresholds=threshold)
+    return metrics
+
+
+def update_threshold_metrics(
+    eval_metrics: dict, threshold_keys: tuple, labels: Any, predictions: Any, weights: Any
+) -> None:
+    """Updates the metrics of ``threshold_metrics``, threshold by threshold."""
+    for i in range(len(threshold_keys[0])):
+        for keys in threshold_keys:
+            eval_metrics[keys[i]].update_state(
+                y_true=labels, y_pred=predictions, sample_weight=weights
+            )
+
+
 def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
     """``(fn taking only tensors, the tensor kwargs)``, the other kwargs bound in."""
     tensors = {k: v for k, v in kwargs.items() if tf.is_tensor(v)}

@@ -80,9 +80,7 @@ class BinaryClassHead(_base.SingleHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._accuracy_keys = tuple(key(MetricKeys.ACCURACY_AT_THRESHOLD % t) for t in thresholds)
-        self._precision_keys = tuple(key(MetricKeys.PRECISION_AT_THRESHOLD % t) for t in thresholds)
-        self._recall_keys = tuple(key(MetricKeys.RECALL_AT_THRESHOLD % t) for t in thresholds)
+        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
         self._id_table = None
         self._string_table = None
 
@@ -195,16 +193,7 @@ class BinaryClassHead(_base.SingleHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            for i, threshold in enumerate(self._thresholds):
-                metrics[self._accuracy_keys[i]] = m.BinaryAccuracy(
-                    name=self._accuracy_keys[i], threshold=threshold
-                )
-                metrics[self._precision_keys[i]] = m.Precision(
-                    name=self._precision_keys[i], thresholds=threshold
-                )
-                metrics[self._recall_keys[i]] = m.Recall(
-                    name=self._recall_keys[i], thresholds=threshold
-                )
+            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
         return metrics
 
     def _update_accuracy_baseline(self, eval_metrics: dict) -> None:
@@ -253,11 +242,9 @@ class BinaryClassHead(_base.SingleHead):
         _base.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        for i in range(len(self._thresholds)):
-            for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
-                eval_metrics[keys[i]].update_state(
-                    y_true=labels, y_pred=logistic, sample_weight=weights
-                )
+        _base.update_threshold_metrics(
+            eval_metrics, self._threshold_keys, labels, logistic, weights
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:

@@ -87,9 +87,7 @@ class MultiLabelHead(_base.SingleHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._accuracy_keys = tuple(key(MetricKeys.ACCURACY_AT_THRESHOLD % t) for t in thresholds)
-        self._precision_keys = tuple(key(MetricKeys.PRECISION_AT_THRESHOLD % t) for t in thresholds)
-        self._recall_keys = tuple(key(MetricKeys.RECALL_AT_THRESHOLD % t) for t in thresholds)
+        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
         if label_vocabulary is None:
             tags = [(MetricKeys.PROBABILITY_MEAN_AT_CLASS, MetricKeys.AUC_AT_CLASS,
                      MetricKeys.AUC_PR_AT_CLASS, i) for i in class_ids]  # fmt: skip
@@ -199,16 +197,7 @@ class MultiLabelHead(_base.SingleHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            for i, threshold in enumerate(self._thresholds):
-                metrics[self._accuracy_keys[i]] = m.BinaryAccuracy(
-                    name=self._accuracy_keys[i], threshold=threshold
-                )
-                metrics[self._precision_keys[i]] = m.Precision(
-                    name=self._precision_keys[i], thresholds=threshold
-                )
-                metrics[self._recall_keys[i]] = m.Recall(
-                    name=self._recall_keys[i], thresholds=threshold
-                )
+            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
             for i in range(len(self._classes_for_class_based_metrics)):
                 metrics[self._prob_keys[i]] = m.Mean(name=self._prob_keys[i])
                 metrics[self._auc_keys[i]] = m.AUC(name=self._auc_keys[i])
@@ -237,11 +226,9 @@ class MultiLabelHead(_base.SingleHead):
         _base.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        for i in range(len(self._thresholds)):
-            for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
-                eval_metrics[keys[i]].update_state(
-                    y_true=processed, y_pred=probabilities, sample_weight=weights
-                )
+        _base.update_threshold_metrics(
+            eval_metrics, self._threshold_keys, processed, probabilities, weights
+        )
         for i, class_id in enumerate(self._classes_for_class_based_metrics):
             # The class's column, for any number of batch dimensions.
             batch_rank = tf.rank(probabilities) - 1
