@@ -14,11 +14,11 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import ClassificationOutput
+from .._export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
 from . import _checks
-from ._keys import MetricKeys
+from ._keys import MetricKeys, PredictionKeys
 
 __all__ = [
     "CLASSIFY_SERVING_KEY",
@@ -240,6 +240,26 @@ def classification_output(
     )
 
 
+def classification_export_outputs(
+    predictions: dict, n_classes: Any, label_vocabulary: Any = None, regression: Any = None
+) -> dict:
+    """A classifier's serving outputs: default, classification, [regression,] predict.
+
+    ``regression``, the tensor a regression signature serves, is given by the binary
+    head only; it sits before ``predict`` as in tensorflow-estimator 2.15.
+    """
+    classifier = classification_output(
+        scores=predictions[PredictionKeys.PROBABILITIES],
+        n_classes=n_classes,
+        label_vocabulary=label_vocabulary,
+    )
+    outputs = {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier}
+    if regression is not None:
+        outputs[REGRESS_SERVING_KEY] = RegressionOutput(value=regression)
+    outputs[PREDICT_SERVING_KEY] = PredictOutput(predictions)
+    return outputs
+
+
 def class_id_table(label_vocabulary: Any) -> Any:
     """A string -> id table over the vocabulary; unknown strings map to -1."""
     from tensorflow.python.ops import lookup_ops
@@ -263,6 +283,46 @@ def update_metric_with_broadcast_weights(eval_metric: Any, values: Any, weights:
     if weights is not None:
         weights = tf.compat.v2.__internal__.ops.broadcast_weights(weights, values)
     eval_metric.update_state(values=values, sample_weight=weights)
+
+
+def update_regularization_metric(eval_metrics: dict, key: str, regularization_losses: Any) -> None:
+    """Adds the batch's summed regularization losses to ``eval_metrics[key]``, if any."""
+    if regularization_losses is not None:
+        eval_metrics[key].update_state(values=tf.math.add_n(regularization_losses))
+
+
+def threshold_metric_keys(thresholds: Any, key: Callable[[str], str]) -> tuple:
+    """``(accuracy keys, precision keys, recall keys)``, one key per threshold."""
+    return tuple(
+        tuple(key(template % t) for t in thresholds)
+        for template in (
+            MetricKeys.ACCURACY_AT_THRESHOLD,
+            MetricKeys.PRECISION_AT_THRESHOLD,
+            MetricKeys.RECALL_AT_THRESHOLD,
+        )
+    )
+
+
+def threshold_metrics(m: Any, thresholds: Any, threshold_keys: tuple) -> dict:
+    """New ``BinaryAccuracy``, ``Precision`` and ``Recall`` metrics at each threshold."""
+    accuracy_keys, precision_keys, recall_keys = threshold_keys
+    metrics = {}
+    for i, threshold in enumerate(thresholds):
+        metrics[accuracy_keys[i]] = m.BinaryAccuracy(name=accuracy_keys[i], threshold=threshold)
+        metrics[precision_keys[i]] = m.Precision(name=precision_keys[i], thresholds=threshold)
+        metrics[recall_keys[i]] = m.Recall(name=recall_keys[i], thresholds=threshold)
+    return metrics
+
+
+def update_threshold_metrics(
+    eval_metrics: dict, threshold_keys: tuple, labels: Any, predictions: Any, weights: Any
+) -> None:
+    """Updates the metrics of ``threshold_metrics``, threshold by threshold."""
+    for i in range(len(threshold_keys[0])):
+        for keys in threshold_keys:
+            eval_metrics[keys[i]].update_state(
+                y_true=labels, y_pred=predictions, sample_weight=weights
+            )
 
 
 def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
@@ -330,64 +390,104 @@ def create_estimator_spec_summary(
             )
 
 
-def single_head_spec(
-    head: Any,
-    export_outputs: Callable[[dict], dict],
-    features: Any,
-    mode: str,
-    logits: Any,
-    labels: Any,
-    optimizer: Any,
-    trainable_variables: Any,
-    train_op_fn: Callable | None,
-    update_ops: Any,
-    regularization_losses: Any,
-) -> SpecParts:
-    """The spec parts every single head builds the same way, under its name scope.
+class SingleHead(Head):
+    """A head over one set of logits: the spec every such head builds the same way.
 
-    ``export_outputs(predictions)`` gives the PREDICT mode's serving outputs.
+    Subclasses give the PREDICT mode's serving outputs with ``_export_outputs``.
     """
-    with tf.compat.v1.name_scope(head.name, "head"):
-        predictions = head.predictions(logits)
-        if mode == ModeKeys.PREDICT:
-            return SpecParts(
-                ModeKeys.PREDICT,
-                predictions=predictions,
-                export_outputs=export_outputs(predictions),
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    @abc.abstractmethod
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        """The labels checked against ``logits`` and in the form the loss takes."""
+
+    @abc.abstractmethod
+    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
+        """``(per-example loss, weights)`` for processed ``labels``."""
+
+    @abc.abstractmethod
+    def _export_outputs(self, predictions: dict) -> dict:
+        """The serving outputs (keyed by signature name) for ``predictions``."""
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The head's weighted, reduced loss plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            labels = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
+            training_loss = weighted_loss(unweighted, weights, self._loss_reduction)
+            return add_regularization(training_loss, regularization_losses)
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> SpecParts:
+        with tf.compat.v1.name_scope(self.name, "head"):
+            predictions = self.predictions(logits)
+            if mode == ModeKeys.PREDICT:
+                return SpecParts(
+                    ModeKeys.PREDICT,
+                    predictions=predictions,
+                    export_outputs=self._export_outputs(predictions),
+                )
+            loss = self.loss(
+                logits=logits,
+                labels=labels,
+                features=features,
+                mode=mode,
+                regularization_losses=regularization_losses,
             )
-        loss = head.loss(
-            logits=logits,
-            labels=labels,
-            features=features,
-            mode=mode,
-            regularization_losses=regularization_losses,
-        )
-        if mode == ModeKeys.EVAL:
-            kwargs = {
-                "eval_metrics": head.metrics(regularization_losses=regularization_losses),
-                "features": features,
-                "logits": logits,
-                "labels": labels,
-                "regularization_losses": regularization_losses,
-            }
-            return SpecParts(
-                ModeKeys.EVAL,
-                predictions=predictions,
-                loss=loss,
-                eval_metrics=eval_metrics_tuple(head.update_metrics, kwargs),
+            if mode == ModeKeys.EVAL:
+                kwargs = {
+                    "eval_metrics": self.metrics(regularization_losses=regularization_losses),
+                    "features": features,
+                    "logits": logits,
+                    "labels": labels,
+                    "regularization_losses": regularization_losses,
+                }
+                return SpecParts(
+                    ModeKeys.EVAL,
+                    predictions=predictions,
+                    loss=loss,
+                    eval_metrics=eval_metrics_tuple(self.update_metrics, kwargs),
+                )
+            train_op = create_estimator_spec_train_op(
+                head_name=self.name,
+                optimizer=optimizer,
+                train_op_fn=train_op_fn,
+                update_ops=update_ops,
+                trainable_variables=trainable_variables,
+                regularized_training_loss=loss,
+                loss_reduction=self.loss_reduction,
             )
-        train_op = create_estimator_spec_train_op(
-            head_name=head.name,
-            optimizer=optimizer,
-            train_op_fn=train_op_fn,
-            update_ops=update_ops,
-            trainable_variables=trainable_variables,
+        create_estimator_spec_summary(
             regularized_training_loss=loss,
-            loss_reduction=head.loss_reduction,
+            regularization_losses=regularization_losses,
+            summary_key_fn=self._summary_key,
         )
-    create_estimator_spec_summary(
-        regularized_training_loss=loss,
-        regularization_losses=regularization_losses,
-        summary_key_fn=head._summary_key,
-    )
-    return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)
+        return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)

@@ -7,7 +7,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from . import _base, _checks
 from ._keys import MetricKeys, PredictionKeys
@@ -15,7 +14,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["BinaryClassHead"]
 
 
-class BinaryClassHead(_base.Head):
+class BinaryClassHead(_base.SingleHead):
     """A head for binary classification (``tf.estimator.BinaryClassHead``).
 
     Labels are 0/1 (any numeric dtype), or strings from ``label_vocabulary`` (two
@@ -81,23 +80,13 @@ class BinaryClassHead(_base.Head):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._accuracy_keys = tuple(key(MetricKeys.ACCURACY_AT_THRESHOLD % t) for t in thresholds)
-        self._precision_keys = tuple(key(MetricKeys.PRECISION_AT_THRESHOLD % t) for t in thresholds)
-        self._recall_keys = tuple(key(MetricKeys.RECALL_AT_THRESHOLD % t) for t in thresholds)
+        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
         self._id_table = None
         self._string_table = None
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return 1
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _class_id_table(self) -> Any:
         # A graph gets its own table each time; eagerly one table is reused.
@@ -134,25 +123,6 @@ class BinaryClassHead(_base.Head):
             features=features, weight_column=self._weight_column, logits=logits
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced sigmoid cross entropy plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-            labels = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``logistic``, ``probabilities``, ``class_ids``, ``classes``,
@@ -223,16 +193,7 @@ class BinaryClassHead(_base.Head):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            for i, threshold in enumerate(self._thresholds):
-                metrics[self._accuracy_keys[i]] = m.BinaryAccuracy(
-                    name=self._accuracy_keys[i], threshold=threshold
-                )
-                metrics[self._precision_keys[i]] = m.Precision(
-                    name=self._precision_keys[i], thresholds=threshold
-                )
-                metrics[self._recall_keys[i]] = m.Recall(
-                    name=self._recall_keys[i], thresholds=threshold
-                )
+            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
         return metrics
 
     def _update_accuracy_baseline(self, eval_metrics: dict) -> None:
@@ -278,52 +239,18 @@ class BinaryClassHead(_base.Head):
             self._update_auc(
                 eval_metrics[key], labels=labels, predictions=logistic, weights=weights
             )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
-        for i in range(len(self._thresholds)):
-            for keys in (self._accuracy_keys, self._precision_keys, self._recall_keys):
-                eval_metrics[keys[i]].update_state(
-                    y_true=labels, y_pred=logistic, sample_weight=weights
-                )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
+        _base.update_threshold_metrics(
+            eval_metrics, self._threshold_keys, labels, logistic, weights
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        classifier = _base.classification_output(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            n_classes=2,
-            label_vocabulary=self._label_vocabulary,
-        )
-        return {
-            _base.DEFAULT_SERVING_KEY: classifier,
-            _base.CLASSIFY_SERVING_KEY: classifier,
-            _base.REGRESS_SERVING_KEY: RegressionOutput(value=predictions[PredictionKeys.LOGISTIC]),
-            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
-        }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
+        return _base.classification_export_outputs(
+            predictions,
+            2,
+            self._label_vocabulary,
+            regression=predictions[PredictionKeys.LOGISTIC],
         )

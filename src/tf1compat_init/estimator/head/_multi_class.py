@@ -7,7 +7,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import PredictOutput
 from .._keras2 import keras2
 from . import _base, _checks
 from ._keys import MetricKeys, PredictionKeys
@@ -15,7 +14,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["MultiClassHead"]
 
 
-class MultiClassHead(_base.Head):
+class MultiClassHead(_base.SingleHead):
     """A head for multi-class classification (``tf.estimator.MultiClassHead``).
 
     Labels are integer class ids in ``[0, n_classes)`` of shape ``[D0, ... DN]`` or
@@ -72,16 +71,8 @@ class MultiClassHead(_base.Head):
         self._string_table = None
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> Any:
         return self._n_classes
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _class_id_table(self) -> Any:
         if self._id_table is None or not tf.executing_eagerly():
@@ -128,25 +119,6 @@ class MultiClassHead(_base.Head):
             features=features, weight_column=self._weight_column, logits=logits
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced softmax cross entropy plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-            label_ids = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, label_ids, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``probabilities``, ``class_ids``, ``classes``, ``all_class_ids``,
@@ -219,46 +191,12 @@ class MultiClassHead(_base.Head):
         eval_metrics[self._accuracy_key].update_state(
             y_true=label_ids, y_pred=class_ids, sample_weight=weights
         )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        classifier = _base.classification_output(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            n_classes=self._n_classes,
-            label_vocabulary=self._label_vocabulary,
-        )
-        return {
-            _base.DEFAULT_SERVING_KEY: classifier,
-            _base.CLASSIFY_SERVING_KEY: classifier,
-            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
-        }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
+        return _base.classification_export_outputs(
+            predictions, self._n_classes, self._label_vocabulary
         )

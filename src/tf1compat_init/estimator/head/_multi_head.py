@@ -198,10 +198,9 @@ class MultiHead(_base.Head):
     ) -> dict:
         """Updates the loss metrics and adds every head's updated metrics."""
         logits_dict = self._check_logits_and_labels(logits, labels)
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         for i, head in enumerate(self._heads):
             head_logits, head_labels = logits_dict[head.name], labels[head.name]
             loss = head.loss(logits=head_logits, labels=head_labels, features=features)

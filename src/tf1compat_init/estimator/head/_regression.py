@@ -15,7 +15,7 @@ from ._keys import MetricKeys, PredictionKeys
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
 
 
-class RegressionHead(_base.Head):
+class RegressionHead(_base.SingleHead):
     """A head for regression (``tf.estimator.RegressionHead``).
 
     Labels are floats of shape ``[D0, ... DN, label_dimension]`` (or without the last
@@ -63,16 +63,8 @@ class RegressionHead(_base.Head):
         self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return self._logits_dimension
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         labels = _checks.check_dense_labels_match_logits_and_reshape(
@@ -100,25 +92,6 @@ class RegressionHead(_base.Head):
             allow_per_logit_weights=True,
         )
         return loss, weights
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The weighted, reduced loss plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self._logits_dimension)
-            labels = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-            training_loss = _base.weighted_loss(unweighted, weights, self._loss_reduction)
-            return _base.add_regularization(training_loss, regularization_losses)
 
     def predictions(self, logits: Any) -> dict:
         """``{"predictions": ...}``, plus ``logits`` when there is an inverse link."""
@@ -162,10 +135,9 @@ class RegressionHead(_base.Head):
         _base.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], predicted, weights
         )
-        if regularization_losses is not None:
-            eval_metrics[self._loss_regularization_key].update_state(
-                values=tf.math.add_n(regularization_losses)
-            )
+        _base.update_regularization_metric(
+            eval_metrics, self._loss_regularization_key, regularization_losses
+        )
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
@@ -175,32 +147,6 @@ class RegressionHead(_base.Head):
             _base.REGRESS_SERVING_KEY: regression,
             _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
         }
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> _base.SpecParts:
-        return _base.single_head_spec(
-            self,
-            self._export_outputs,
-            features,
-            mode,
-            logits,
-            labels,
-            optimizer,
-            trainable_variables,
-            train_op_fn,
-            update_ops,
-            regularization_losses,
-        )
 
 
 class PoissonRegressionHead(RegressionHead):
