@@ -109,36 +109,20 @@ def _local(task: dict, tf_config: dict, service: Any) -> Placement:
 
 def _distributed(spec: Any, task: dict, tf_config: dict, service: Any) -> Placement:
     task_type, task_id = _task(spec, task, CHIEF)
-    evaluation_master = (
-        tf_config.get("eval_session_master", _LOCAL_MASTER)
-        if task_type == EVALUATOR
-        else _LOCAL_MASTER
-    )
     if task_type == EVALUATOR:  # not part of the training cluster
         return Placement(
             cluster_spec=tf.train.ClusterSpec({}),
             task_type=task_type,
             task_id=task_id,
             master=_LOCAL_MASTER,
-            evaluation_master=evaluation_master,
+            evaluation_master=tf_config.get("eval_session_master", _LOCAL_MASTER),
             is_chief=False,
             num_ps_replicas=0,
             num_worker_replicas=0,
             global_id_in_cluster=None,
             service=service,
         )
-    return Placement(
-        cluster_spec=spec,
-        task_type=task_type,
-        task_id=task_id,
-        master=_session_master(spec, task_type, task_id, tf_config),
-        evaluation_master=evaluation_master,
-        is_chief=task_type == CHIEF,
-        num_ps_replicas=len(spec.as_dict().get(PS, [])),
-        num_worker_replicas=_count_workers(spec, CHIEF),
-        global_id_in_cluster=_global_id(spec, task_type, task_id, CHIEF),
-        service=service,
-    )
+    return _trainer(spec, task_type, task_id, tf_config, CHIEF, service)
 
 
 def _with_master(spec: Any, task: dict, tf_config: dict, service: Any) -> Placement:
@@ -150,16 +134,23 @@ def _with_master(spec: Any, task: dict, tf_config: dict, service: Any) -> Placem
         raise ValueError(
             "If `master` node exists in `cluster`, task_type `evaluator` is not supported."
         )
+    return _trainer(spec, task_type, task_id, tf_config, MASTER, service)
+
+
+def _trainer(
+    spec: Any, task_type: str, task_id: int, tf_config: dict, chief: str, service: Any
+) -> Placement:
+    """A task of the training cluster (``chief`` names its chief job: chief or master)."""
     return Placement(
         cluster_spec=spec,
         task_type=task_type,
         task_id=task_id,
         master=_session_master(spec, task_type, task_id, tf_config),
         evaluation_master=_LOCAL_MASTER,
-        is_chief=task_type == MASTER,
+        is_chief=task_type == chief,
         num_ps_replicas=len(spec.as_dict().get(PS, [])),
-        num_worker_replicas=_count_workers(spec, MASTER),
-        global_id_in_cluster=_global_id(spec, task_type, task_id, MASTER),
+        num_worker_replicas=_count_workers(spec, chief),
+        global_id_in_cluster=_global_id(spec, task_type, task_id, chief),
         service=service,
     )
 
