@@ -308,5 +308,3 @@ def test_train_eval_and_predict_graphs_in_one_savedmodel(trained, tmp_path):
         np.testing.assert_allclose(mae, np.abs(served).mean(), rtol=1e-5)
     with pytest.raises(ValueError, match="Features and labels must have distinct keys"):
         E.experimental.build_raw_supervised_input_receiver_fn({"a": X}, {"a": X})
-    with pytest.raises(NotImplementedError, match="LinearSDCA .* it is left out"):
-        E.experimental.LinearSDCA  # noqa: B018
