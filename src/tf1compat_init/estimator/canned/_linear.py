@@ -500,6 +500,26 @@ def _check_sdca(feature_columns: Any, optimizer: Any, sparse_combiner: str) -> b
 _SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
 
 
+def _linear_estimator_model_fn(
+    head: Any, feature_columns: Any, optimizer: Any, sparse_combiner: str
+) -> Any:
+    """The ``model_fn`` every linear estimator hands the runner (only the head differs)."""
+
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        return _linear_model_fn_v2(
+            features=features,
+            labels=labels,
+            mode=mode,
+            head=head,
+            feature_columns=tuple(feature_columns or []),
+            optimizer=optimizer,
+            config=config,
+            sparse_combiner=sparse_combiner,
+        )
+
+    return _model_fn
+
+
 class LinearClassifierV2(Estimator):
     """A linear classifier (``tf.estimator.LinearClassifier``, TF 2.15's V2).
 
@@ -549,20 +569,11 @@ class LinearClassifierV2(Estimator):
             loss_reduction=loss_reduction,
         )
 
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            return _linear_model_fn_v2(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                feature_columns=tuple(feature_columns or []),
-                optimizer=optimizer,
-                config=config,
-                sparse_combiner=sparse_combiner,
-            )
-
         super().__init__(
-            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
         )
 
 
@@ -604,20 +615,11 @@ class LinearRegressorV2(Estimator):
             loss_reduction=loss_reduction,
         )
 
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            return _linear_model_fn_v2(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                feature_columns=tuple(feature_columns or []),
-                optimizer=optimizer,
-                config=config,
-                sparse_combiner=sparse_combiner,
-            )
-
         super().__init__(
-            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
         )
 
 
@@ -647,20 +649,11 @@ class LinearEstimatorV2(Estimator):
         sparse_combiner: str = "sum",
         warm_start_from: Any = None,
     ) -> None:
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            return _linear_model_fn_v2(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                feature_columns=tuple(feature_columns or []),
-                optimizer=optimizer,
-                config=config,
-                sparse_combiner=sparse_combiner,
-            )
-
         super().__init__(
-            model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
         )
 
 
