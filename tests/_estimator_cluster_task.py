@@ -16,11 +16,13 @@ import json
 import logging
 import os
 import sys
+import time
 
 import numpy as np
 import tensorflow as tf
 
 MAX_STEPS = 20
+WORKER_WAIT_S = 120
 
 X = np.arange(24, dtype=np.float32).reshape(8, 3) / 10.0
 Y = X @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3
@@ -52,8 +54,17 @@ def model_fn(features, labels, mode):
 
 
 class Record(tf.compat.v1.train.SessionRunHook):
-    def __init__(self, seen):
+    """Records what this trainer saw; also makes sure both trainers train.
+
+    On a loaded host the chief can run all MAX_STEPS before the worker's session exists, and
+    then the worker (rightly, as in tf.estimator) skips training because max_steps is already
+    saved. So the worker drops a marker file after its first step and the chief, halfway,
+    waits for it (bounded), which keeps the job's outcome independent of timing.
+    """
+
+    def __init__(self, seen, marker):
         self.seen = seen
+        self.marker = marker
 
     def begin(self):
         self.seen["devices"] = {v.op.name: v.device for v in tf.compat.v1.global_variables()}
@@ -66,8 +77,18 @@ class Record(tf.compat.v1.train.SessionRunHook):
         return tf.compat.v1.train.SessionRunArgs(self._fetch)
 
     def after_run(self, run_context, run_values):
-        self.seen.setdefault("steps", []).append(int(run_values.results["step"]))
+        step = int(run_values.results["step"])
+        self.seen.setdefault("steps", []).append(step)
         self.seen.setdefault("first_w", run_values.results["w"].ravel().tolist())
+        task_type = self.seen["task"]["type"]
+        if task_type == "worker" and not os.path.exists(self.marker):
+            with open(self.marker, "w") as f:
+                f.write(str(step))
+        elif task_type == "chief" and step >= MAX_STEPS // 2 and not self.seen.get("waited"):
+            deadline = time.time() + WORKER_WAIT_S
+            while not os.path.exists(self.marker) and time.time() < deadline:
+                time.sleep(0.1)
+            self.seen["waited"] = True
 
 
 def _lib():
@@ -104,7 +125,11 @@ def main() -> None:
     }
     warm = sys.argv[4] if len(sys.argv) > 4 else None
     est = lib.Estimator(model_fn, model_dir=model_dir, config=config, warm_start_from=warm)
-    train = lib.TrainSpec(input_fn, max_steps=MAX_STEPS, hooks=[Record(seen)])
+    train = lib.TrainSpec(
+        input_fn,
+        max_steps=MAX_STEPS,
+        hooks=[Record(seen, os.path.join(os.path.dirname(model_dir), "worker_stepped"))],
+    )
     evaluate = lib.EvalSpec(
         lambda: tf.data.Dataset.from_tensor_slices(({"x": X, "id": IDS}, Y)).batch(4),
         steps=None,
