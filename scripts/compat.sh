@@ -49,8 +49,11 @@ build() {
   "$PY" -m venv "$ENV" || return 1
   "$ENV/bin/python" "${PIP[@]}" --upgrade pip || return 1
   "$ENV/bin/python" "${PIP[@]}" "tensorflow-cpu==$VERSION.*" || return 1
-  # The TF 2.21 leg's test requirements, without its TensorFlow pin and without the linter.
-  "$ENV/bin/python" "${PIP[@]}" -r <(grep -v -e '^tensorflow-cpu' -e '^ruff' requirements/tf221.txt) || return 1
+  # The TF 2.21 leg's test requirements, without its TensorFlow pin and without the linter,
+  # resolved together with TensorFlow so that they respect its pins (pandas 3 would otherwise
+  # lift numpy to 2.x under TF 2.16/2.17, which require numpy<2).
+  "$ENV/bin/python" "${PIP[@]}" "tensorflow-cpu==$VERSION.*" \
+    -r <(grep -v -e '^tensorflow-cpu' -e '^ruff' requirements/tf221.txt) || return 1
   "$ENV/bin/python" "${PIP[@]}" --no-deps "tf-keras==$VERSION.*" "keras-hub==0.32.0" || return 1
   "$ENV/bin/python" "${PIP[@]}" --no-deps -e . || return 1
   echo "$want" > "$ENV/.stamp"
