@@ -41,11 +41,20 @@ ENGINE = {
     f"{NAME}.reader",
     f"{NAME}.report",
     f"{NAME}.transforms",
+    f"{NAME}.transforms.base",
+    f"{NAME}.transforms.steps",
+    f"{NAME}.transforms.pipeline",
+    f"{NAME}.transforms.parse",
+    f"{NAME}.dtype_names",
+    f"{NAME}.shapes",
     f"{NAME}.variables",
     f"{NAME}.view",
     f"{NAME}.vocab",
-    # the library's recipes: data on the transforms API, imported by its registry
+    # the recipe registry, and the library's recipes: data on the transforms API
     f"{NAME}.recipes",
+    f"{NAME}.recipes.registry",
+    f"{NAME}.recipes.recipe",
+    f"{NAME}.recipes.builtin",
     f"{NAME}.recipes._common",
     f"{NAME}.recipes.bert",
     f"{NAME}.recipes.slim_resnet",
@@ -62,6 +71,9 @@ PURE = [
     f"{NAME}.view",
     f"{NAME}.cli",
     f"{NAME}.recipes",
+    f"{NAME}.transforms",
+    f"{NAME}.dtype_names",
+    f"{NAME}.shapes",
     f"{NAME}._tfcompat",
 ]
 

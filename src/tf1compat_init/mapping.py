@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 from . import transforms as tt
 from .errors import AssignmentMapError
 from .policy import check_policy_value
+from .recipes.recipe import Recipe
 
 ROOT = "/"
 #: A string key with this prefix is a regular expression (``"re:layer_(\\d+)/(.*)"``):
@@ -269,7 +270,7 @@ class AssignmentMap:
             self.rules, self.name_of = other.rules, self.name_of or other.name_of
             self.exclude = tuple(other._exclude) + _as_patterns(self.exclude)
             self.recipe = other.recipe
-        if isinstance(self.rules, tt.Recipe):
+        if isinstance(self.rules, Recipe):
             self.recipe, self.rules = self.rules, self.rules.rules
         self._exclude = _as_patterns(self.exclude)
         self._rules = self._parse(self.rules)

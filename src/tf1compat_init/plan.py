@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._gc import gc_paused
+from .dtype_names import dtype_name
 from .errors import AssignmentMapError, CheckpointMismatchError
 from .mapping import AssignmentMap, Pair, _SortedList, nearest
 from .policy import (
@@ -26,7 +27,8 @@ from .policy import (
     check_policy_values,
     resolve_policy,
 )
-from .report import Mismatch, RestoreReport, fmt_shape, shapes_compatible
+from .report import Mismatch, RestoreReport, shapes_compatible
+from .shapes import fmt_shape
 
 if TYPE_CHECKING:  # the planner reads any checkpoint view; importing it would load the reader
     from .view import CheckpointView
@@ -44,41 +46,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _MAX_SUGGESTED = 10  # suggestions are computed for this many missing targets at most
-
-_DTYPE_ALIASES = {
-    "float": "float32",
-    "double": "float64",
-    "half": "float16",
-    "object": "string",
-    "bytes": "string",
-    "str": "string",
-    "bytes_": "string",
-    "str_": "string",
-    "bool_": "bool",
-}
-
-
-def dtype_name(dtype: Any) -> str | None:
-    """A TF dtype name for a TF dtype, numpy dtype, type or name (``None`` passes through).
-
-    Example:
-        >>> dtype_name("float32_ref"), dtype_name("double")
-        ('float32', 'float64')
-    """
-    if dtype is None:
-        return None
-    if isinstance(dtype, str):
-        name = dtype
-    elif hasattr(dtype, "base_dtype"):  # tf.DType, without importing TensorFlow
-        name = dtype.base_dtype.name
-    elif isinstance(getattr(dtype, "name", None), str) and not isinstance(dtype, type):
-        name = dtype.name
-    else:
-        import numpy as np
-
-        name = np.dtype(dtype).name
-    name = name.removesuffix("_ref")
-    return _DTYPE_ALIASES.get(name, name)
 
 
 def _shape_tuple(shape: Any) -> tuple | None:
