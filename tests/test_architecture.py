@@ -47,6 +47,7 @@ ENGINE = {
     f"{NAME}.transforms.parse",
     f"{NAME}.dtype_names",
     f"{NAME}.shapes",
+    f"{NAME}.vocab_graph",
     f"{NAME}.variables",
     f"{NAME}.view",
     f"{NAME}.vocab",

@@ -72,6 +72,23 @@ class Transform(abc.ABC):
     def apply(self, arrays: list[np.ndarray], outs: list[Spec], alloc: Alloc) -> list[np.ndarray]:
         """The output arrays; ``outs`` is what :meth:`specs` returned for them."""
 
+    @property
+    def graph_form(self) -> bool:
+        """Whether :meth:`graph` builds this transform's TensorFlow ops (``fn``'s cannot)."""
+        return type(self).graph is not Transform.graph
+
+    def graph(self, values: list[Any], ins: list[Spec], outs: list[Spec]) -> list[Any]:
+        """The transform as TensorFlow ops on ``values`` (graph tensors), shapes as planned.
+
+        What a TF1 graph initializer runs between the ``RestoreV2`` read and the assign,
+        so the values are read when it runs (TF1's semantics). ``ins`` and ``outs``:
+        what :meth:`specs` took and returned. Imports TensorFlow.
+
+        Raises:
+            TransformError: the transform has no graph form (:attr:`graph_form`).
+        """
+        raise TransformError(f"{self.text} has no graph form")
+
     def __repr__(self) -> str:
         return f"tt.{self.text}"
 
@@ -100,3 +117,14 @@ class _EachTransform(Transform):
     @abc.abstractmethod
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
         """One tensor's output array."""
+
+    @property
+    def graph_form(self) -> bool:
+        return type(self).one_graph is not _EachTransform.one_graph
+
+    def graph(self, values: list[Any], ins: list[Spec], outs: list[Spec]) -> list[Any]:
+        return [self.one_graph(v, i, o) for v, i, o in zip(values, ins, outs, strict=True)]
+
+    def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
+        """One tensor's TensorFlow op (see :meth:`Transform.graph`)."""
+        raise TransformError(f"{self.text} has no graph form")

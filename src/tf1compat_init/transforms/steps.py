@@ -90,6 +90,11 @@ class Reshape(_EachTransform):
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
         return array.reshape(out[0])
 
+    def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
+        import tensorflow as tf
+
+        return tf.reshape(value, out[0])
+
 
 class Transpose(_EachTransform):
     """``transpose(*perm)``: a permutation of the axes (a view; no arguments reverses)."""
@@ -124,6 +129,11 @@ class Transpose(_EachTransform):
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
         return array.transpose(self._perm(array.ndim))
 
+    def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
+        import tensorflow as tf
+
+        return tf.transpose(value, self._perm(len(spec[0])))
+
 
 class Cast(_EachTransform):
     """``cast(dtype)``: a TF dtype name (``float16``) or numpy dtype; one copy."""
@@ -153,6 +163,13 @@ class Cast(_EachTransform):
         result = alloc(tuple(array.shape), dtype)
         np.copyto(result, array, casting="unsafe")
         return result
+
+    def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
+        import tensorflow as tf
+
+        from ..dtype_names import tf_dtype
+
+        return tf.cast(value, tf_dtype(self.dtype))
 
 
 class Split(Transform):
@@ -224,6 +241,12 @@ class Split(Transform):
         bounds = np.cumsum([s[0][axis] for s in outs])[:-1]
         return list(np.split(array, bounds, axis=axis))
 
+    def graph(self, values: list[Any], ins: list[Spec], outs: list[Spec]) -> list[Any]:
+        import tensorflow as tf
+
+        axis = self.axis % len(ins[0][0])
+        return tf.split(values[0], [s[axis] for s, _ in outs], axis=axis)
+
 
 class Concat(Transform):
     """``concat(axis)``: the map key's tensors joined into one; one copy."""
@@ -267,6 +290,11 @@ class Concat(Transform):
         result = alloc(tuple(shape), arrays[0].dtype)
         np.concatenate(arrays, axis=self.axis % len(shape), out=result)
         return [result]
+
+    def graph(self, values: list[Any], ins: list[Spec], outs: list[Spec]) -> list[Any]:
+        import tensorflow as tf
+
+        return [tf.concat(values, axis=self.axis % len(ins[0][0]))]
 
 
 class Fn(_EachTransform):
@@ -398,6 +426,12 @@ class RemapVocab(_EachTransform):
             return self.remap.apply(array, alloc)
         except VocabError as e:  # a file changed since the plan
             raise TransformError(f"{self.text}: {e}") from None
+
+    def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
+        # TF's GenerateVocabRemapping reads the vocabulary files when the graph runs
+        from ..vocab_graph import remap_ops
+
+        return remap_ops(self.remap, value, spec[0])
 
 
 def remap_vocab(
