@@ -48,6 +48,7 @@ ENGINE = {
     f"{NAME}.dtype_names",
     f"{NAME}.shapes",
     f"{NAME}.vocab_graph",
+    f"{NAME}.recipe_plan",
     f"{NAME}.variables",
     f"{NAME}.view",
     f"{NAME}.vocab",
@@ -75,6 +76,7 @@ PURE = [
     f"{NAME}.transforms",
     f"{NAME}.dtype_names",
     f"{NAME}.shapes",
+    f"{NAME}.recipe_plan",
     f"{NAME}._tfcompat",
 ]
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import recipe_plan
 from ._gc import gc_paused
 from .dtype_names import dtype_name
 from .errors import AssignmentMapError, CheckpointMismatchError
@@ -196,20 +197,11 @@ def _plan(
         amap = AssignmentMap(amap, exclude=policy.exclude)
     specs = _normalize_targets(targets)
     variables = checkpoint.variables
-    amap.check_requires(variables)
-    excluded: dict[str, str] = {}
-    overridden: list[Pair] = []
-    dropped: dict[str, str] = {}
+    recipe = amap.recipe
+    recipe_plan.check_requires(recipe, variables)
     try:
-        pairs = amap.resolve(
-            variables,
-            specs,
-            on_conflict=on_conflict,
-            excluded=excluded,
-            overridden=overridden,
-            dropped=dropped,
-        )
-        _check_overridden(overridden, variables, specs)
+        pairs = amap.resolve(variables, specs, on_conflict=on_conflict)
+        _check_overridden(pairs.overridden, variables, specs)
     except AssignmentMapError as e:
         hint = format_hint(checkpoint, [r.key for r in amap.rule_list if isinstance(r.key, str)])
         if not hint:
@@ -223,7 +215,7 @@ def _plan(
             f"optional= holds an invalid regex: {e} (in {e.pattern!r})"
         ) from None
     sorted_keys: list[str] | None = None  # built once, only if a suggestion is needed
-    report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
+    report = RestoreReport(checkpoint=checkpoint.prefix, excluded=pairs.excluded)
     entries: list[Pair] = []
     used: set[str] = set()
     routed: dict[Any, list] = {}  # a route's group -> its outputs, computed once
@@ -261,18 +253,15 @@ def _plan(
             continue
         report.loaded[target] = key
         entries.append(pair)
-    covered = {p.target for p in pairs} | set(excluded)
+    covered = {p.target for p in pairs} | set(pairs.excluded)
     report.untouched = [t for t in specs if t not in covered]
     report.unused = sorted(k for k in variables if k not in used)
-    if amap.recipe is not None:
-        for k in report.unused:
-            why = amap.dropped_by(k)
-            if why is not None:
-                dropped[k] = why
-        report.unused = [k for k in report.unused if k not in dropped]
+    dropped = dict(pairs.dropped)
+    if recipe is not None:
+        report.unused = recipe_plan.drop_unused(recipe, report.unused, dropped)
     report.dropped = dict(sorted(dropped.items()))
-    if amap.recipe is not None:
-        _check_recipe_coverage(amap.recipe, report, on_missing, optional_res)
+    if recipe is not None:
+        recipe_plan.check_coverage(recipe, report, on_missing, optional_res)
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap, policy)
@@ -405,41 +394,6 @@ def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -
                 f"rule {pair.rule.text} does not fit {pair.target!r}: {m.reason} (a later rule "
                 f"overrides this target, but TensorFlow checks every rule and raises)"
             )
-
-
-def _check_recipe_coverage(
-    recipe: Any, report: RestoreReport, on_missing: str, optional: list[re.Pattern]
-) -> None:
-    """A recipe is a whole-model map: targets it leaves untouched are missing weights.
-
-    Those the recipe's ``optional`` patterns or the plan's ``optional`` policy (global_step,
-    optimizer slots) allow stay ``untouched`` quietly; checkpoint keys it neither loads nor
-    drops (``unused``) get a log line, never silence.
-    """
-    if report.unused:
-        logger.warning(
-            "recipe %s: %d checkpoint key(s) nothing loads and no drop pattern names: %s%s",
-            recipe.name,
-            len(report.unused),
-            ", ".join(report.unused[:_MAX_SUGGESTED]),
-            " ..." if len(report.unused) > _MAX_SUGGESTED else "",
-        )
-    lost = [t for t in recipe.uncovered(report.untouched) if not any(p.search(t) for p in optional)]
-    if not lost or on_missing == "ignore":
-        return
-    shown = ", ".join(lost[:_MAX_SUGGESTED]) + (" ..." if len(lost) > _MAX_SUGGESTED else "")
-    message = (
-        f"recipe {recipe.name!r} sets no value for {len(lost)} weight(s) of the model: {shown} "
-        f"(no rule covers them; {report.summary()}). Is the model built with the checkpoint's "
-        f"configuration (layers, head)?"
-    )
-    if on_missing == "error":
-        raise CheckpointMismatchError(
-            message + " Nothing was changed. on_missing='warn' or optional=[...] lets them "
-            "keep their initial values.",
-            report,
-        )
-    logger.warning("%s", message)
 
 
 def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str, note: str = "") -> None:
