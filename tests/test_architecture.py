@@ -49,6 +49,9 @@ ENGINE = {
     f"{NAME}.shapes",
     f"{NAME}.vocab_graph",
     f"{NAME}.recipe_plan",
+    f"{NAME}.rules",
+    f"{NAME}.rule_kinds",
+    f"{NAME}.name_index",
     f"{NAME}.variables",
     f"{NAME}.view",
     f"{NAME}.vocab",
@@ -77,6 +80,7 @@ PURE = [
     f"{NAME}.dtype_names",
     f"{NAME}.shapes",
     f"{NAME}.recipe_plan",
+    f"{NAME}.rule_kinds",
     f"{NAME}._tfcompat",
 ]
 

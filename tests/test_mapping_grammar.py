@@ -10,7 +10,8 @@ import pytest
 from tf1compat_init import recipe_plan
 from tf1compat_init import transforms as tt
 from tf1compat_init.errors import AssignmentMapError, CheckpointMismatchError
-from tf1compat_init.mapping import _KINDS, AssignmentMap, Resolution, Rule, RuleKind
+from tf1compat_init.mapping import AssignmentMap, Resolution, Rule, RuleKind
+from tf1compat_init.rule_kinds import KINDS
 
 KEYS = ["old/a", "old/b", "old/c", "x/adam_m", "x/k"]
 
@@ -28,7 +29,7 @@ def test_every_kind_the_parser_makes_is_a_rule_kind_with_both_readings():
     assert _kinds({"a + b": "c | concat(-1)"}) == [RuleKind.ROUTED]
     assert _kinds({"a": "q, k | split(-1)"}) == [RuleKind.ROUTED]
     assert _kinds({"a": "q | reshape(2)"}) == [RuleKind.NAME]
-    assert set(_KINDS) == set(RuleKind)
+    assert set(KINDS) == set(RuleKind)
 
 
 def test_a_kind_still_compares_equal_to_its_string():

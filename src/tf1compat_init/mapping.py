@@ -35,27 +35,35 @@ shows the corrected map.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import difflib
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import transforms as tt
 from .errors import AssignmentMapError
+from .name_index import NameIndex
+from .name_index import nearest as nearest  # front ends and the reader import it from here
 from .policy import check_policy_value
 from .recipe_plan import check_requires, drop_reason
 from .recipes.recipe import Recipe
+from .rule_kinds import KINDS
+from .rules import ROOT, Pair, Resolution, Rule, RuleKind, rule_text
 
-ROOT = "/"
 #: A string key with this prefix is a regular expression (``"re:layer_(\\d+)/(.*)"``):
 #: the form a JSON map file can hold. TF names never contain ``:``, so no key is mistaken.
 REGEX_PREFIX = "re:"
 
-__all__ = ["REGEX_PREFIX", "ROOT", "AssignmentMap", "Pair", "Resolution", "Rule", "RuleKind"]
+__all__ = [
+    "REGEX_PREFIX",
+    "ROOT",
+    "AssignmentMap",
+    "Pair",
+    "Resolution",
+    "Rule",
+    "RuleKind",
+]
 
 
 def _compile_rule_key(key: str, written: str) -> re.Pattern:
@@ -90,128 +98,6 @@ def _object_form(value: Any) -> Any:
     return tt.leaves(target, dict(renames))
 
 
-class RuleKind(StrEnum):
-    """What a rule's two sides are; each kind resolves (and renames) its own way.
-
-    A string enum: ``rule.kind == "regex"`` holds as before.
-    """
-
-    #: ``None`` as the map: every target loads the key of its own name.
-    IDENTITY = "identity"
-    #: a string key and target: one key to one target, or a scope to a scope (TF decides
-    #: by whether the target names a variable).
-    NAME = "name"
-    #: a string key and a variable object (named by the front end's ``name_of``).
-    ONE_TO_ONE = "one_to_one"
-    #: a compiled regex key (or ``"re:..."``) and a template target.
-    REGEX = "regex"
-    #: a callable instead of the map: ``key -> target or None``.
-    CALLABLE = "callable"
-    #: a rule with several keys (concat) or several targets (split), with transforms.
-    ROUTED = "routed"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule of an assignment map.
-
-    Attributes:
-        kind: a :class:`RuleKind` (``"identity"``, ``"name"``, ``"one_to_one"``,
-            ``"regex"``, ``"callable"`` or ``"routed"``); a string is read as one.
-        key: the checkpoint side (a name, a scope, a pattern or a callable).
-        target: the target side (a name, a scope or a regex template), or ``None``.
-        text: how the rule reads in a message, as the user wrote it.
-        to: the targets and transforms of a rule with transforms (``tt.To``), else None.
-        keys: the checkpoint keys of a concat rule (``("a", "b")``), else ``()``.
-        leaves: a regex rule's leaf renames (``tt.Leaves``), else None.
-    """
-
-    kind: RuleKind
-    key: Any
-    target: str | None
-    text: str
-    to: Any = None
-    keys: tuple[str, ...] = ()
-    leaves: Any = None
-
-    def __post_init__(self) -> None:
-        if type(self.kind) is not RuleKind:
-            object.__setattr__(self, "kind", RuleKind(self.kind))
-
-    def expand(self, match: re.Match, template: str) -> str:
-        """A regex rule's target for one match: the template, then the leaf renames."""
-        out = match.expand(template)
-        return self.leaves.rename(out) if self.leaves is not None else out
-
-
-class Pair(NamedTuple):
-    """One resolved assignment: ``target`` loads ``checkpoint_key``, by ``rule``.
-
-    A pair with transforms has a ``route`` (:class:`~tf1compat_init.transforms.Route`):
-    its ``checkpoint_key`` is then the keys as the map writes them (``"a + b"``) and
-    ``route.keys`` the keys read.
-    """
-
-    checkpoint_key: str
-    target: str
-    rule: Rule
-    route: Any = None
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Every checkpoint key this pair reads."""
-        return self.route.keys if self.route is not None else (self.checkpoint_key,)
-
-    def renamed(self, keys: Any, routes: Any = None) -> Pair:
-        """The pair over a view's underlying keys (``keys``: view name -> raw key).
-
-        ``routes`` (view name -> Route over raw keys) is a view whose names are
-        themselves transformed (a migrate's renamed view); a plain pair takes its route.
-        """
-        if self.route is None:
-            if routes and self.checkpoint_key in routes:
-                route = routes[self.checkpoint_key]
-                return self._replace(checkpoint_key=route.source, route=route)
-            return self._replace(checkpoint_key=keys[self.checkpoint_key])
-        if routes and any(k in routes for k in self.route.keys):
-            raise AssignmentMapError(
-                f"rule {self.rule.text}: its keys are themselves transformed by the view it "
-                f"reads; transform them in one place"
-            )
-        route = self.route.rename(keys)
-        return self._replace(checkpoint_key=route.source, route=route)
-
-
-class Resolution(list):
-    """What :meth:`AssignmentMap.resolve` returns: the pairs (it is their list, sorted by
-    target) and what the map left out on the way.
-
-    Attributes:
-        excluded: target -> checkpoint key, for pairs an exclude pattern dropped.
-        overridden: pairs a later rule replaced (``on_conflict="last"``, or the same key
-            twice); TF still checks them, so the planner does.
-        dropped: checkpoint key -> why, for pairs the ``drop`` callable (a recipe's drop
-            patterns) left out.
-    """
-
-    def __init__(
-        self,
-        pairs: Iterable[Pair] = (),
-        excluded: dict[str, str] | None = None,
-        overridden: list[Pair] | None = None,
-        dropped: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(pairs)
-        self.excluded: dict[str, str] = {} if excluded is None else excluded
-        self.overridden: list[Pair] = [] if overridden is None else overridden
-        self.dropped: dict[str, str] = {} if dropped is None else dropped
-
-
-def _fmt(key: Any, value: Any) -> str:
-    k = key.pattern if isinstance(key, re.Pattern) else key
-    return "{" + f"{k!r}: {value!r}" + "}"
-
-
 def _as_patterns(exclude: str | re.Pattern | Iterable[str | re.Pattern]) -> tuple[re.Pattern, ...]:
     if isinstance(exclude, str | re.Pattern):
         exclude = [exclude]
@@ -222,75 +108,6 @@ def _as_patterns(exclude: str | re.Pattern | Iterable[str | re.Pattern]) -> tupl
         except re.error as e:
             raise AssignmentMapError(f"exclude pattern {p!r} is not a valid regex: {e}") from None
     return tuple(out)
-
-
-class _Names:
-    """A sorted view of names for fast scope (prefix) queries."""
-
-    def __init__(self, names: Collection[str]) -> None:
-        self.set = names if isinstance(names, set | frozenset | dict) else set(names)
-        self.sorted = _SortedList(sorted(self.set))
-
-    def under(self, scope: str) -> list[str]:
-        """Names that start with ``scope`` (all names for the root)."""
-        if scope == ROOT:
-            return self.sorted
-        lo = bisect.bisect_left(self.sorted, scope)
-        hi = lo
-        n = len(self.sorted)
-        while hi < n and self.sorted[hi].startswith(scope):
-            hi += 1
-        return self.sorted[lo:hi]
-
-    def has_scope(self, scope: str) -> bool:
-        if scope == ROOT:
-            return bool(self.sorted)
-        i = bisect.bisect_left(self.sorted, scope)
-        return i < len(self.sorted) and self.sorted[i].startswith(scope)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.set
-
-
-_POOL = 200  # candidates compared in full; difflib is quadratic-ish per candidate
-
-
-def nearest(name: str, candidates: Collection[str], n: int = 3) -> list[str]:
-    """The few candidates closest to ``name`` (never the whole list).
-
-    On large collections only a pool is compared: the names next to ``name`` in sorted
-    order (a typo late in the name) and the names with the same last component (a typo
-    or a different scope early in it), so an error message costs milliseconds, not
-    seconds, at 100k keys.
-    """
-    if not candidates:
-        return []
-    if len(candidates) > _POOL:
-        ordered = candidates if isinstance(candidates, _SortedList) else sorted(candidates)
-        i = bisect.bisect_left(ordered, name)
-        pool = dict.fromkeys(ordered[max(0, i - _POOL // 4) : i + _POOL // 4])
-        leaf = "/" + name.rsplit("/", 1)[-1]
-        for c in ordered:
-            if len(pool) >= _POOL:
-                break
-            if c.endswith(leaf):
-                pool.setdefault(c)
-        candidates = list(pool)
-    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
-
-
-class _SortedList(list):
-    """A list known to be sorted (so :func:`nearest` need not sort it again)."""
-
-
-def _scopes_of(names: Iterable[str], limit: int = 5) -> list[str]:
-    """The distinct top-level scopes of ``names``, for messages."""
-    seen: dict[str, None] = {}
-    for name in names:
-        seen.setdefault(name.split("/", 1)[0] + "/" if "/" in name else name, None)
-        if len(seen) >= limit:
-            break
-    return list(seen)
 
 
 @dataclass
@@ -380,7 +197,7 @@ class AssignmentMap:
         return plain + [r for r in parsed if r.kind == RuleKind.REGEX]
 
     def _parse_pair(self, key: Any, value: Any) -> Rule:
-        written = _fmt(_key_text(key), _value_text(value))
+        written = rule_text(_key_text(key), _value_text(value))
         if isinstance(key, str) and key.startswith(REGEX_PREFIX):
             key = _compile_rule_key(key, written)
         leaf_renames = None
@@ -409,7 +226,7 @@ class AssignmentMap:
                     f"regex rule {key.pattern!r} needs a template string as target, got "
                     f"{type(value).__name__}"
                 )
-            return Rule(RuleKind.REGEX, key, value, _fmt(key, value))
+            return Rule(RuleKind.REGEX, key, value, rule_text(key, value))
         if not isinstance(key, str):
             raise AssignmentMapError(
                 f"assignment_map keys name the checkpoint side and must be strings (or compiled "
@@ -419,21 +236,21 @@ class AssignmentMap:
         if not isinstance(value, str):
             if self.name_of is None:
                 raise AssignmentMapError(
-                    f"rule {_fmt(key, value)}: the target must be a name or a scope here "
+                    f"rule {rule_text(key, value)}: the target must be a name or a scope here "
                     f"(got {type(value).__name__}); variable objects are accepted by the "
                     f"TensorFlow front ends"
                 )
             try:
                 name = self.name_of(value)
             except Exception as e:  # the front end says why the object is not a target
-                raise AssignmentMapError(f"rule {_fmt(key, '<object>')}: {e}") from None
-            return Rule(RuleKind.ONE_TO_ONE, key, name, _fmt(key, name))
+                raise AssignmentMapError(f"rule {rule_text(key, '<object>')}: {e}") from None
+            return Rule(RuleKind.ONE_TO_ONE, key, name, rule_text(key, name))
         if key == "" or key.startswith("/") and key != ROOT:
             raise AssignmentMapError(
-                f"rule {_fmt(key, value)}: checkpoint key {key!r} is not valid; use '/' for the "
+                f"rule {rule_text(key, value)}: checkpoint key {key!r} is not valid; use '/' for the "
                 f"root, 'scope/' for a scope, or a full checkpoint key"
             )
-        return Rule(RuleKind.NAME, key, value, _fmt(key, value))
+        return Rule(RuleKind.NAME, key, value, rule_text(key, value))
 
     def _parse_routed(self, key: Any, value: Any) -> Rule | None:
         """A rule with transforms, several keys or several targets; else ``None``."""
@@ -452,7 +269,7 @@ class AssignmentMap:
             if not isinstance(value, str):
                 raise tt.TransformError("a concat key needs a target name with concat(axis)")
             value = tt.to(value)
-        text = _fmt(_key_text(key if not keys else tuple(keys)), value.text)
+        text = rule_text(_key_text(key if not keys else tuple(keys)), value.text)
         if isinstance(key, re.Pattern):
             return Rule(RuleKind.REGEX, key, value.targets[0], text, to=value)
         if not keys and len(value.targets) == 1:
@@ -510,11 +327,12 @@ class AssignmentMap:
         if drop is None and self.recipe is not None:
             drop = self.dropped_by
         out = Resolution(excluded=excluded, overridden=overridden, dropped=dropped)
-        ckpt = _Names(checkpoint_keys)
-        tgt = _Names(targets)
+        optional = self.recipe is not None  # a recipe's rules may cover optional parts
+        ckpt = NameIndex(checkpoint_keys)
+        tgt = NameIndex(targets)
         chosen: dict[str, Pair] = {}
         for rule in self._rules:
-            for pair in _KINDS[rule.kind].resolve(self, rule, ckpt, tgt):
+            for pair in KINDS[rule.kind].resolve(rule, ckpt, tgt, optional):
                 if self._exclude and (
                     self.excluded(pair.target) or self.excluded(pair.checkpoint_key)
                 ):
@@ -570,53 +388,8 @@ class AssignmentMap:
         name_set = set(names)
         out: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]] = []
         for rule in self._rules:
-            out += _KINDS[rule.kind].rename(rule, names, name_set)
+            out += KINDS[rule.kind].rename(rule, names, name_set)
         return out
-
-
-# -- messages ------------------------------------------------------------------------------
-
-
-def _suggest_root(key: str, ckpt: _Names, tgt: _Names) -> str:
-    if tgt.has_scope(key) and not ckpt.has_scope(key):
-        return _fmt(ROOT, key)  # the map was written backwards
-    return _fmt(key, ROOT)
-
-
-def _scope_hint(key: str, target: str, ckpt: _Names, tgt: _Names) -> str:
-    if ckpt.has_scope(target) and tgt.has_scope(key):
-        return (
-            f"The map looks reversed: the grammar is {{checkpoint_scope: target_scope}}; "
-            f"did you mean {_fmt(target, key)}?"
-        )
-    parts = []
-    if not tgt.sorted:
-        parts.append(
-            "there are no variables to restore at all (is the model empty, or not built "
-            "yet, so that its variables do not exist?)"
-        )
-    elif not tgt.has_scope(target):
-        parts.append(f"variables to restore are under {_scopes_of(tgt.sorted)}")
-    if not ckpt.has_scope(key):
-        parts.append(f"checkpoint keys are under {_scopes_of(ckpt.sorted)}")
-    text = "; ".join(parts)
-    # Not str.capitalize(): it would lower-case the scope names quoted in the text.
-    return text[:1].upper() + text[1:] + "."
-
-
-def _regex_matches(
-    rule: Rule, names: Iterable[str], templates: Sequence[str]
-) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """``(key, expanded templates)`` for each key the rule's regex matches, in order."""
-    for key in names:
-        m = rule.key.fullmatch(key)
-        if m is None:
-            continue
-        try:
-            expanded = tuple(rule.expand(m, t) for t in templates)
-        except (re.error, IndexError) as e:
-            raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-        yield key, expanded
 
 
 def _key_text(key: Any) -> Any:
@@ -631,300 +404,3 @@ def _value_text(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
     return value
-
-
-def _join(scope: str, name: str) -> str:
-    return name if scope == ROOT else scope + name
-
-
-def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
-    close = nearest(name, candidates)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-# -- the kinds: how each resolves against targets, and renames keys alone ---------------------
-
-
-def _with_routes(rule: Rule, pairs: list[Pair]) -> list[Pair]:
-    """The pairs of a one-key, one-target rule, through its transforms if it has any."""
-    if rule.to is None:
-        return pairs
-    steps = rule.to.steps
-    return [p._replace(route=tt.Route((p.checkpoint_key,), (p.target,), steps)) for p in pairs]
-
-
-def _resolve_identity(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    return [Pair(t, t, rule) for t in tgt.sorted]
-
-
-def _resolve_one_to_one(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    return [_one_to_one(rule, rule.key, rule.target, ckpt, tgt)]
-
-
-def _resolve_name(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    key, target = rule.key, rule.target
-    assert target is not None
-    # TF's order: a value that names a variable is a one-to-one rule, else a scope rule.
-    if target in tgt:
-        return _with_routes(rule, [_one_to_one(rule, key, target, ckpt, tgt)])
-    return _with_routes(rule, _resolve_scope(rule, key, target, ckpt, tgt))
-
-
-def _one_to_one(rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names) -> Pair:
-    if target not in tgt:
-        raise AssignmentMapError(
-            f"rule {rule.text}: target {target!r} is not among the variables to restore"
-            + _did_you_mean(target, tgt.sorted)
-        )
-    if key not in ckpt:
-        hint = ""
-        if key.endswith("/") or key == ROOT:
-            hint = (
-                f"; {key!r} is a scope but {target!r} is one variable: name its key, e.g. "
-                f"{_fmt(_join(key, target.rsplit('/', 1)[-1]), target)}"
-            )
-        raise AssignmentMapError(
-            f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
-            + (hint or _did_you_mean(key, ckpt.sorted))
-        )
-    return Pair(key, target, rule)
-
-
-def _resolve_scope(rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    if target == "":
-        raise AssignmentMapError(
-            f"rule {rule.text}: the target is the empty string. TensorFlow would drop the "
-            f"first character of every variable name ('dense/bias' -> 'ense/bias') and fail. "
-            f"The grammar is {{checkpoint_scope: target_scope}} with '/' for the root; "
-            f"did you mean {_suggest_root(key, ckpt, tgt)}?"
-        )
-    if not key.endswith("/"):
-        raise AssignmentMapError(
-            f"rule {rule.text}: {target!r} is not a variable to restore, so it must be a scope "
-            f"('scope/') and the checkpoint key must be a scope too, e.g. "
-            f"{_fmt(key + '/', target if target.endswith('/') else target + '/')}"
-            + _did_you_mean(target, tgt.sorted)
-        )
-    if not target.endswith("/"):
-        raise AssignmentMapError(
-            f"rule {rule.text}: {target!r} is neither a variable to restore nor a scope "
-            f"(scopes end with '/'). Did you mean {_fmt(key, target + '/')}?"
-        )
-    if not tgt.has_scope(target):
-        raise AssignmentMapError(
-            f"rule {rule.text}: no variable to restore is under {target!r}, so TensorFlow "
-            f"would silently load nothing. " + _scope_hint(key, target, ckpt, tgt)
-        )
-    if not ckpt.has_scope(key):
-        raise AssignmentMapError(
-            f"rule {rule.text}: the checkpoint has no key under {key!r}. "
-            + _scope_hint(key, target, ckpt, tgt)
-        )
-    strip = 0 if target == ROOT else len(target)
-    prefix = "" if key == ROOT else key
-    return [Pair(prefix + name[strip:], name, rule) for name in tgt.under(target)]
-
-
-def _resolve_regex(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    if rule.to is not None and len(rule.to.targets) > 1:
-        return _resolve_regex_split(amap, rule, ckpt, tgt)
-    pattern: re.Pattern = rule.key
-    out = [
-        Pair(key, target, rule)
-        for key, (target,) in _regex_matches(rule, ckpt.sorted, (rule.target or "",))
-        if target in tgt
-    ]
-    if not out and amap.recipe is None:  # a recipe's rules may cover optional parts
-        matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
-        why = (
-            f"it matches checkpoint keys such as {matched}, but none expands to a variable to "
-            f"restore (for example {rule.expand(pattern.fullmatch(matched[0]), rule.target or '')!r})"
-            if matched
-            else "it matches no checkpoint key" + _did_you_mean(pattern.pattern, ckpt.sorted)
-        )
-        raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing: {why}")
-    return _with_routes(rule, out)
-
-
-def _resolve_regex_split(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    out = []
-    for key, targets in _regex_matches(rule, ckpt.sorted, rule.to.targets):
-        if not any(t in tgt for t in targets):
-            continue
-        lost = [t for t in targets if t not in tgt]
-        if lost:
-            raise AssignmentMapError(
-                f"rule {rule.text}: checkpoint key {key!r} splits into {list(targets)}, but "
-                f"{lost[0]!r} is not among the variables to restore"
-                + _did_you_mean(lost[0], tgt.sorted)
-            )
-        route = tt.Route((key,), targets, rule.to.steps)
-        out += [
-            Pair(key, t, rule, tt.Route(route.keys, targets, route.steps, i))
-            for i, t in enumerate(targets)
-        ]
-    if not out and amap.recipe is None:  # a recipe's rules may cover optional parts
-        raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing")
-    return out
-
-
-def _resolve_callable(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    fn = rule.key
-    out = []
-    for key in ckpt.sorted:
-        target = fn(key)
-        if target is None:
-            continue
-        if not isinstance(target, str):
-            raise AssignmentMapError(
-                f"{rule.text} returned {target!r} for checkpoint key {key!r}; it must return "
-                f"a target name or None"
-            )
-        if target not in tgt:
-            raise AssignmentMapError(
-                f"{rule.text} maps checkpoint key {key!r} to {target!r}, which is not a "
-                f"variable to restore" + _did_you_mean(target, tgt.sorted)
-            )
-        out.append(Pair(key, target, rule))
-    return out
-
-
-def _resolve_routed(amap: AssignmentMap, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-    to = rule.to
-    for target in to.targets:
-        if target not in tgt:
-            raise AssignmentMapError(
-                f"rule {rule.text}: target {target!r} is not among the variables to "
-                f"restore" + _did_you_mean(target, tgt.sorted)
-            )
-    for key in rule.keys:
-        if key not in ckpt:
-            raise AssignmentMapError(
-                f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
-                + _did_you_mean(key, ckpt.sorted)
-            )
-    source = " + ".join(rule.keys)
-    return [
-        Pair(source, t, rule, tt.Route(rule.keys, to.targets, to.steps, i))
-        for i, t in enumerate(to.targets)
-    ]
-
-
-Triple = tuple[Rule, tuple[str, ...], tuple[str, ...]]
-
-
-def _rename_identity(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    return [(rule, (n,), (n,)) for n in names]
-
-
-def _rename_one_to_one(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    raise AssignmentMapError(
-        f"rule {rule.text}: a migration renames keys to names; variable objects have no "
-        f"meaning here"
-    )
-
-
-def _rename_callable(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    out = []
-    for n in names:
-        new = rule.key(n)
-        if new is None:
-            continue
-        if not isinstance(new, str) or not new:
-            raise AssignmentMapError(
-                f"{rule.text} returned {new!r} for key {n!r}; it must return a non-empty "
-                f"name or None"
-            )
-        out.append((rule, (n,), (new,)))
-    return out
-
-
-def _rename_regex(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    templates = rule.to.targets if rule.to is not None else (rule.target or "",)
-    out = []
-    for n, news in _regex_matches(rule, names, templates):
-        if rule.to is None and not news[0]:
-            raise AssignmentMapError(f"rule {rule.text} renames {n!r} to the empty string")
-        out.append((rule, (n,), news))
-    if not out:
-        raise AssignmentMapError(
-            f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
-            + _did_you_mean(rule.key.pattern, names)
-        )
-    return out
-
-
-def _rename_routed(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    for key in rule.keys:
-        if key not in name_set:
-            raise AssignmentMapError(
-                f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-                + _did_you_mean(key, names)
-            )
-    return [(rule, rule.keys, rule.to.targets)]
-
-
-def _rename_name(rule: Rule, names: list[str], name_set: set[str]) -> list[Triple]:
-    """A key or a scope renamed (its transforms, if any, keep the one name)."""
-    key, target = rule.key, rule.target or ""
-    if key == ROOT or key.endswith("/"):
-        if target == "":
-            raise AssignmentMapError(
-                f"rule {rule.text}: the new name is the empty string; use '/' for the root, "
-                f"e.g. {{{key!r}: '/'}}"
-            )
-        if target != ROOT and not target.endswith("/"):
-            raise AssignmentMapError(
-                f"rule {rule.text}: {key!r} is a scope, so the new name must be a scope too "
-                f"(ending with '/'); did you mean {{{key!r}: {target + '/'!r}}}?"
-            )
-        new_prefix = "" if target == ROOT else target
-        if key == ROOT:
-            return [(rule, (n,), (new_prefix + n,)) for n in names]
-        under = [n for n in names if n.startswith(key)]
-        if not under:
-            hint = (
-                f"the map looks reversed: the grammar is {{checkpoint_scope: new_scope}}; did "
-                f"you mean {{{target!r}: {key!r}}}?"
-                if target != ROOT and any(n.startswith(target) for n in names)
-                else f"checkpoint keys are under {_scopes_of(names)}"
-            )
-            raise AssignmentMapError(
-                f"rule {rule.text} matches nothing: the checkpoint has no key under {key!r}; "
-                + hint
-            )
-        return [(rule, (n,), (new_prefix + n[len(key) :],)) for n in under]
-    if key not in name_set:
-        raise AssignmentMapError(
-            f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-            + (
-                f"; for the scope, write {{{key + '/'!r}: ...}}"
-                if any(n.startswith(key + "/") for n in names)
-                else _did_you_mean(key, names)
-            )
-        )
-    if target in ("", ROOT) or target.endswith("/"):
-        leaf = key.rsplit("/", 1)[-1]
-        raise AssignmentMapError(
-            f"rule {rule.text}: {key!r} is one key, so the new name must be one name; did you "
-            f"mean {{{key!r}: {(target.strip('/') + '/' if target.strip('/') else '') + leaf!r}}}?"
-        )
-    return [(rule, (key,), (target,))]
-
-
-class _Kind(NamedTuple):
-    """One kind's two readings: against the targets (``resolve``), of the keys alone
-    (``rename``)."""
-
-    resolve: Callable[[AssignmentMap, Rule, _Names, _Names], list[Pair]]
-    rename: Callable[[Rule, list[str], set[str]], list[Triple]]
-
-
-_KINDS: dict[RuleKind, _Kind] = {
-    RuleKind.IDENTITY: _Kind(_resolve_identity, _rename_identity),
-    RuleKind.NAME: _Kind(_resolve_name, _rename_name),
-    RuleKind.ONE_TO_ONE: _Kind(_resolve_one_to_one, _rename_one_to_one),
-    RuleKind.REGEX: _Kind(_resolve_regex, _rename_regex),
-    RuleKind.CALLABLE: _Kind(_resolve_callable, _rename_callable),
-    RuleKind.ROUTED: _Kind(_resolve_routed, _rename_routed),
-}

@@ -18,7 +18,8 @@ from . import recipe_plan
 from ._gc import gc_paused
 from .dtype_names import dtype_name
 from .errors import AssignmentMapError, CheckpointMismatchError
-from .mapping import AssignmentMap, Pair, _SortedList, nearest
+from .mapping import AssignmentMap, Pair
+from .name_index import SortedNames, nearest
 from .policy import (
     DEFAULT_OPTIONAL,
     POLICY_CHOICES,
@@ -240,7 +241,7 @@ def _plan(
                 report.optional.append(target)
             elif len(report.suggestions) < _MAX_SUGGESTED:
                 if sorted_keys is None:
-                    sorted_keys = _SortedList(sorted(variables))
+                    sorted_keys = SortedNames(sorted(variables))
                 near = nearest(key, sorted_keys)
                 if near:
                     report.suggestions[target] = near
