@@ -71,3 +71,7 @@ class PartialRestoreError(Tf1CompatError, RuntimeError):
         super().__init__(message)
         self.changed = tuple(changed)
         self.unchanged = tuple(unchanged)
+
+
+class TransformError(AssignmentMapError):
+    """A transform cannot apply: bad arguments, syntax, or shapes that do not fit it."""

@@ -24,8 +24,9 @@ Pairs are applied sorted by checkpoint key, as TF does. Extensions, which TF lac
 - tensor transforms (:mod:`tf1compat_init.transforms`): a value ``tt.to(target,
   *transforms)`` or ``"target | reshape(768, 12, 64)"``; a list of targets with
   ``split`` (``"q, k, v | split(-1)"``); a tuple key (or ``"a + b"``) with ``concat``;
-- a :class:`~tf1compat_init.transforms.Recipe` instead of the map: its rules, its
-  ``drop`` patterns (checkpoint keys left out, reported) and ``requires`` patterns.
+- a :class:`~tf1compat_init.transforms.Recipe` instead of the map: its rules (its
+  ``drop``, ``requires`` and ``optional`` patterns are the plan's concern, see
+  :mod:`tf1compat_init.recipe_plan`).
 
 Where TF crashes confusingly or silently does nothing (an empty target, a reversed
 map, a scope that matches no variable), :class:`AssignmentMapError` says so and
@@ -34,24 +35,35 @@ shows the corrected map.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import difflib
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import transforms as tt
 from .errors import AssignmentMapError
+from .name_index import NameIndex
+from .name_index import nearest as nearest  # front ends and the reader import it from here
 from .policy import check_policy_value
+from .recipe_plan import check_requires, drop_reason
+from .recipes.recipe import Recipe
+from .rule_kinds import KINDS
+from .rules import ROOT, Pair, Resolution, Rule, RuleKind, rule_text
 
-ROOT = "/"
 #: A string key with this prefix is a regular expression (``"re:layer_(\\d+)/(.*)"``):
 #: the form a JSON map file can hold. TF names never contain ``:``, so no key is mistaken.
 REGEX_PREFIX = "re:"
 
-__all__ = ["REGEX_PREFIX", "ROOT", "AssignmentMap", "Pair", "Rule"]
+__all__ = [
+    "REGEX_PREFIX",
+    "ROOT",
+    "AssignmentMap",
+    "Pair",
+    "Resolution",
+    "Rule",
+    "RuleKind",
+]
 
 
 def _compile_rule_key(key: str, written: str) -> re.Pattern:
@@ -86,77 +98,6 @@ def _object_form(value: Any) -> Any:
     return tt.leaves(target, dict(renames))
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One rule of an assignment map.
-
-    Attributes:
-        kind: ``"identity"``, ``"one_to_one"``, ``"scope"``, ``"regex"`` or ``"callable"``.
-        key: the checkpoint side (a name, a scope, a pattern or a callable).
-        target: the target side (a name, a scope or a regex template), or ``None``.
-        text: how the rule reads in a message, as the user wrote it.
-        to: the targets and transforms of a rule with transforms (``tt.To``), else None.
-        keys: the checkpoint keys of a concat rule (``("a", "b")``), else ``()``.
-        leaves: a regex rule's leaf renames (``tt.Leaves``), else None.
-    """
-
-    kind: str
-    key: Any
-    target: str | None
-    text: str
-    to: Any = None
-    keys: tuple[str, ...] = ()
-    leaves: Any = None
-
-    def expand(self, match: re.Match, template: str) -> str:
-        """A regex rule's target for one match: the template, then the leaf renames."""
-        out = match.expand(template)
-        return self.leaves.rename(out) if self.leaves is not None else out
-
-
-class Pair(NamedTuple):
-    """One resolved assignment: ``target`` loads ``checkpoint_key``, by ``rule``.
-
-    A pair with transforms has a ``route`` (:class:`~tf1compat_init.transforms.Route`):
-    its ``checkpoint_key`` is then the keys as the map writes them (``"a + b"``) and
-    ``route.keys`` the keys read.
-    """
-
-    checkpoint_key: str
-    target: str
-    rule: Rule
-    route: Any = None
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Every checkpoint key this pair reads."""
-        return self.route.keys if self.route is not None else (self.checkpoint_key,)
-
-    def renamed(self, keys: Any, routes: Any = None) -> Pair:
-        """The pair over a view's underlying keys (``keys``: view name -> raw key).
-
-        ``routes`` (view name -> Route over raw keys) is a view whose names are
-        themselves transformed (a migrate's renamed view); a plain pair takes its route.
-        """
-        if self.route is None:
-            if routes and self.checkpoint_key in routes:
-                route = routes[self.checkpoint_key]
-                return self._replace(checkpoint_key=route.source, route=route)
-            return self._replace(checkpoint_key=keys[self.checkpoint_key])
-        if routes and any(k in routes for k in self.route.keys):
-            raise AssignmentMapError(
-                f"rule {self.rule.text}: its keys are themselves transformed by the view it "
-                f"reads; transform them in one place"
-            )
-        route = self.route.rename(keys)
-        return self._replace(checkpoint_key=route.source, route=route)
-
-
-def _fmt(key: Any, value: Any) -> str:
-    k = key.pattern if isinstance(key, re.Pattern) else key
-    return "{" + f"{k!r}: {value!r}" + "}"
-
-
 def _as_patterns(exclude: str | re.Pattern | Iterable[str | re.Pattern]) -> tuple[re.Pattern, ...]:
     if isinstance(exclude, str | re.Pattern):
         exclude = [exclude]
@@ -167,75 +108,6 @@ def _as_patterns(exclude: str | re.Pattern | Iterable[str | re.Pattern]) -> tupl
         except re.error as e:
             raise AssignmentMapError(f"exclude pattern {p!r} is not a valid regex: {e}") from None
     return tuple(out)
-
-
-class _Names:
-    """A sorted view of names for fast scope (prefix) queries."""
-
-    def __init__(self, names: Collection[str]) -> None:
-        self.set = names if isinstance(names, set | frozenset | dict) else set(names)
-        self.sorted = _SortedList(sorted(self.set))
-
-    def under(self, scope: str) -> list[str]:
-        """Names that start with ``scope`` (all names for the root)."""
-        if scope == ROOT:
-            return self.sorted
-        lo = bisect.bisect_left(self.sorted, scope)
-        hi = lo
-        n = len(self.sorted)
-        while hi < n and self.sorted[hi].startswith(scope):
-            hi += 1
-        return self.sorted[lo:hi]
-
-    def has_scope(self, scope: str) -> bool:
-        if scope == ROOT:
-            return bool(self.sorted)
-        i = bisect.bisect_left(self.sorted, scope)
-        return i < len(self.sorted) and self.sorted[i].startswith(scope)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.set
-
-
-_POOL = 200  # candidates compared in full; difflib is quadratic-ish per candidate
-
-
-def nearest(name: str, candidates: Collection[str], n: int = 3) -> list[str]:
-    """The few candidates closest to ``name`` (never the whole list).
-
-    On large collections only a pool is compared: the names next to ``name`` in sorted
-    order (a typo late in the name) and the names with the same last component (a typo
-    or a different scope early in it), so an error message costs milliseconds, not
-    seconds, at 100k keys.
-    """
-    if not candidates:
-        return []
-    if len(candidates) > _POOL:
-        ordered = candidates if isinstance(candidates, _SortedList) else sorted(candidates)
-        i = bisect.bisect_left(ordered, name)
-        pool = dict.fromkeys(ordered[max(0, i - _POOL // 4) : i + _POOL // 4])
-        leaf = "/" + name.rsplit("/", 1)[-1]
-        for c in ordered:
-            if len(pool) >= _POOL:
-                break
-            if c.endswith(leaf):
-                pool.setdefault(c)
-        candidates = list(pool)
-    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
-
-
-class _SortedList(list):
-    """A list known to be sorted (so :func:`nearest` need not sort it again)."""
-
-
-def _scopes_of(names: Iterable[str], limit: int = 5) -> list[str]:
-    """The distinct top-level scopes of ``names``, for messages."""
-    seen: dict[str, None] = {}
-    for name in names:
-        seen.setdefault(name.split("/", 1)[0] + "/" if "/" in name else name, None)
-        if len(seen) >= limit:
-            break
-    return list(seen)
 
 
 @dataclass
@@ -261,6 +133,9 @@ class AssignmentMap:
     name_of: Callable[[Any], str] | None = None
     _rules: list[Rule] = field(init=False, repr=False)
     _exclude: tuple[re.Pattern, ...] = field(init=False, repr=False)
+    #: The :class:`~tf1compat_init.transforms.Recipe` the rules came from, or ``None``: its
+    #: drop patterns are :meth:`resolve`'s default ``drop``, and its regex rules may resolve
+    #: to nothing (a model built without the part they map).
     recipe: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -269,33 +144,33 @@ class AssignmentMap:
             self.rules, self.name_of = other.rules, self.name_of or other.name_of
             self.exclude = tuple(other._exclude) + _as_patterns(self.exclude)
             self.recipe = other.recipe
-        if isinstance(self.rules, tt.Recipe):
+        if isinstance(self.rules, Recipe):
             self.recipe, self.rules = self.rules, self.rules.rules
         self._exclude = _as_patterns(self.exclude)
         self._rules = self._parse(self.rules)
 
     def dropped_by(self, key: str) -> str | None:
-        """Why the recipe drops checkpoint key ``key`` (a report line), or ``None``."""
-        if self.recipe is None:
-            return None
-        pattern = self.recipe.dropped_by(key)
-        if pattern is None:
-            return None
-        return f"recipe {self.recipe.name} drops it ({pattern})"
+        """Why the recipe drops checkpoint key ``key`` (a report line), or ``None``.
+
+        See :func:`tf1compat_init.recipe_plan.drop_reason`.
+        """
+        return drop_reason(self.recipe, key)
 
     def check_requires(self, checkpoint_keys: Collection[str]) -> None:
-        """Raises ``CheckpointMismatchError`` when the recipe's required keys are absent."""
-        if self.recipe is not None:
-            self.recipe.check(checkpoint_keys)
+        """Raises ``CheckpointMismatchError`` when the recipe's required keys are absent.
+
+        See :func:`tf1compat_init.recipe_plan.check_requires`.
+        """
+        check_requires(self.recipe, checkpoint_keys)
 
     # -- parsing -------------------------------------------------------------------------
 
     def _parse(self, rules: Any) -> list[Rule]:
         if rules is None:
-            return [Rule("identity", ROOT, ROOT, "None (identity)")]
+            return [Rule(RuleKind.IDENTITY, ROOT, ROOT, "None (identity)")]
         if callable(rules) and not isinstance(rules, Mapping):
             name = getattr(rules, "__name__", type(rules).__name__)
-            return [Rule("callable", rules, None, f"callable {name}")]
+            return [Rule(RuleKind.CALLABLE, rules, None, f"callable {name}")]
         if isinstance(rules, Mapping):
             pairs = list(rules.items())
         elif isinstance(rules, str | bytes):
@@ -318,11 +193,11 @@ class AssignmentMap:
                     )
         parsed = [self._parse_pair(k, v) for k, v in pairs]
         # TF processes pairs sorted by checkpoint key; regex rules keep their order after them.
-        plain = sorted((r for r in parsed if r.kind != "regex"), key=lambda r: r.key)
-        return plain + [r for r in parsed if r.kind == "regex"]
+        plain = sorted((r for r in parsed if r.kind != RuleKind.REGEX), key=lambda r: r.key)
+        return plain + [r for r in parsed if r.kind == RuleKind.REGEX]
 
     def _parse_pair(self, key: Any, value: Any) -> Rule:
-        written = _fmt(_key_text(key), _value_text(value))
+        written = rule_text(_key_text(key), _value_text(value))
         if isinstance(key, str) and key.startswith(REGEX_PREFIX):
             key = _compile_rule_key(key, written)
         leaf_renames = None
@@ -351,7 +226,7 @@ class AssignmentMap:
                     f"regex rule {key.pattern!r} needs a template string as target, got "
                     f"{type(value).__name__}"
                 )
-            return Rule("regex", key, value, _fmt(key, value))
+            return Rule(RuleKind.REGEX, key, value, rule_text(key, value))
         if not isinstance(key, str):
             raise AssignmentMapError(
                 f"assignment_map keys name the checkpoint side and must be strings (or compiled "
@@ -361,21 +236,21 @@ class AssignmentMap:
         if not isinstance(value, str):
             if self.name_of is None:
                 raise AssignmentMapError(
-                    f"rule {_fmt(key, value)}: the target must be a name or a scope here "
+                    f"rule {rule_text(key, value)}: the target must be a name or a scope here "
                     f"(got {type(value).__name__}); variable objects are accepted by the "
                     f"TensorFlow front ends"
                 )
             try:
                 name = self.name_of(value)
             except Exception as e:  # the front end says why the object is not a target
-                raise AssignmentMapError(f"rule {_fmt(key, '<object>')}: {e}") from None
-            return Rule("one_to_one", key, name, _fmt(key, name))
+                raise AssignmentMapError(f"rule {rule_text(key, '<object>')}: {e}") from None
+            return Rule(RuleKind.ONE_TO_ONE, key, name, rule_text(key, name))
         if key == "" or key.startswith("/") and key != ROOT:
             raise AssignmentMapError(
-                f"rule {_fmt(key, value)}: checkpoint key {key!r} is not valid; use '/' for the "
+                f"rule {rule_text(key, value)}: checkpoint key {key!r} is not valid; use '/' for the "
                 f"root, 'scope/' for a scope, or a full checkpoint key"
             )
-        return Rule("name", key, value, _fmt(key, value))
+        return Rule(RuleKind.NAME, key, value, rule_text(key, value))
 
     def _parse_routed(self, key: Any, value: Any) -> Rule | None:
         """A rule with transforms, several keys or several targets; else ``None``."""
@@ -394,14 +269,14 @@ class AssignmentMap:
             if not isinstance(value, str):
                 raise tt.TransformError("a concat key needs a target name with concat(axis)")
             value = tt.to(value)
-        text = _fmt(_key_text(key if not keys else tuple(keys)), value.text)
+        text = rule_text(_key_text(key if not keys else tuple(keys)), value.text)
         if isinstance(key, re.Pattern):
-            return Rule("regex", key, value.targets[0], text, to=value)
+            return Rule(RuleKind.REGEX, key, value.targets[0], text, to=value)
         if not keys and len(value.targets) == 1:
-            return Rule("name", key, value.targets[0], text, to=value)
+            return Rule(RuleKind.NAME, key, value.targets[0], text, to=value)
         if not keys:
             keys = (key,)
-        return Rule("routed", keys[0], value.targets[0], text, to=value, keys=keys)
+        return Rule(RuleKind.ROUTED, keys[0], value.targets[0], text, to=value, keys=keys)
 
     # -- resolution ----------------------------------------------------------------------
 
@@ -420,10 +295,11 @@ class AssignmentMap:
         targets: Collection[str],
         *,
         on_conflict: str = "error",
+        drop: Callable[[str], str | None] | None = None,
         excluded: dict[str, str] | None = None,
         overridden: list[Pair] | None = None,
         dropped: dict[str, str] | None = None,
-    ) -> list[Pair]:
+    ) -> Resolution:
         """Resolves the rules into pairs, exactly as TF would, or raises.
 
         Args:
@@ -431,12 +307,16 @@ class AssignmentMap:
             targets: every target name (TF1 style: ``scope/name``, no ``:0``).
             on_conflict: ``"error"`` when two rules write one target with different
                 keys; ``"last"`` keeps TF's behaviour (the last in sorted order wins).
-            dropped: filled with checkpoint key -> why, for pairs a recipe's ``drop``
-                pattern leaves out.
+            drop: checkpoint key -> why it is left out, or ``None`` to keep it; a pair
+                reading such a key is left out before conflicts are looked for. Default:
+                the recipe's drop patterns (:meth:`dropped_by`), if the map is a recipe.
+            excluded, overridden, dropped: filled as the result's attributes of those
+                names, for callers that pass their own (the result holds them anyway).
 
         Returns:
-            The pairs, sorted by target. A pair's checkpoint key may be absent from the
-            checkpoint (scope rules); the plan reports those as missing.
+            A :class:`Resolution`: the pairs, sorted by target (a pair's checkpoint key
+            may be absent from the checkpoint, with scope rules; the plan reports those
+            as missing), and ``excluded``, ``overridden``, ``dropped``.
 
         Raises:
             AssignmentMapError: a rule is malformed, reversed, names a key or scope that
@@ -444,22 +324,24 @@ class AssignmentMap:
             ValueError: ``on_conflict`` is neither ``"error"`` nor ``"last"``.
         """
         check_policy_value("on_conflict", on_conflict)
-        ckpt = _Names(checkpoint_keys)
-        tgt = _Names(targets)
+        if drop is None and self.recipe is not None:
+            drop = self.dropped_by
+        out = Resolution(excluded=excluded, overridden=overridden, dropped=dropped)
+        optional = self.recipe is not None  # a recipe's rules may cover optional parts
+        ckpt = NameIndex(checkpoint_keys)
+        tgt = NameIndex(targets)
         chosen: dict[str, Pair] = {}
         for rule in self._rules:
-            for pair in self._resolve_rule(rule, ckpt, tgt):
+            for pair in KINDS[rule.kind].resolve(rule, ckpt, tgt, optional):
                 if self._exclude and (
                     self.excluded(pair.target) or self.excluded(pair.checkpoint_key)
                 ):
-                    if excluded is not None:
-                        excluded[pair.target] = pair.checkpoint_key
+                    out.excluded[pair.target] = pair.checkpoint_key
                     continue
-                if self.recipe is not None:
-                    why = next(filter(None, map(self.dropped_by, pair.keys)), None)
+                if drop is not None:
+                    why = next(filter(None, map(drop, pair.keys)), None)
                     if why is not None:
-                        if dropped is not None:
-                            dropped.update(dict.fromkeys(pair.keys, why))
+                        out.dropped.update(dict.fromkeys(pair.keys, why))
                         continue
                 prev = chosen.get(pair.target)
                 if (
@@ -475,10 +357,11 @@ class AssignmentMap:
                         f"add exclude=[{('^' + re.escape(pair.target) + '$')!r}], or pass "
                         f"on_conflict='last' for TF's behaviour"
                     )
-                if prev is not None and overridden is not None and prev != pair:
-                    overridden.append(prev)
+                if prev is not None and prev != pair:
+                    out.overridden.append(prev)
                 chosen[pair.target] = pair
-        return [chosen[t] for t in sorted(chosen)]
+        out += [chosen[t] for t in sorted(chosen)]
+        return out
 
     def rename(
         self, checkpoint_keys: Sequence[str]
@@ -505,214 +388,8 @@ class AssignmentMap:
         name_set = set(names)
         out: list[tuple[Rule, tuple[str, ...], tuple[str, ...]]] = []
         for rule in self._rules:
-            if rule.to is not None:
-                out += _rename_routed(rule, names, name_set)
-            else:
-                out += [(rule, (src,), (new,)) for src, new in _rename_rule(rule, names, name_set)]
+            out += KINDS[rule.kind].rename(rule, names, name_set)
         return out
-
-    def _resolve_rule(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        if rule.to is None:
-            return self._resolve_plain(rule, ckpt, tgt)
-        to = rule.to
-        if rule.kind == "routed":
-            for target in to.targets:
-                if target not in tgt:
-                    raise AssignmentMapError(
-                        f"rule {rule.text}: target {target!r} is not among the variables to "
-                        f"restore" + _did_you_mean(target, tgt.sorted)
-                    )
-            for key in rule.keys:
-                if key not in ckpt:
-                    raise AssignmentMapError(
-                        f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
-                        + _did_you_mean(key, ckpt.sorted)
-                    )
-            source = " + ".join(rule.keys)
-            return [
-                Pair(source, t, rule, tt.Route(rule.keys, to.targets, to.steps, i))
-                for i, t in enumerate(to.targets)
-            ]
-        if rule.kind == "regex" and len(to.targets) > 1:
-            return self._resolve_regex_split(rule, ckpt, tgt)
-        return [
-            p._replace(route=tt.Route((p.checkpoint_key,), (p.target,), to.steps))
-            for p in self._resolve_plain(rule, ckpt, tgt)
-        ]
-
-    def _resolve_regex_split(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        out = []
-        for key, targets in _regex_matches(rule, ckpt, rule.to.targets):
-            if not any(t in tgt for t in targets):
-                continue
-            lost = [t for t in targets if t not in tgt]
-            if lost:
-                raise AssignmentMapError(
-                    f"rule {rule.text}: checkpoint key {key!r} splits into {list(targets)}, but "
-                    f"{lost[0]!r} is not among the variables to restore"
-                    + _did_you_mean(lost[0], tgt.sorted)
-                )
-            route = tt.Route((key,), targets, rule.to.steps)
-            out += [
-                Pair(key, t, rule, tt.Route(route.keys, targets, route.steps, i))
-                for i, t in enumerate(targets)
-            ]
-        if not out and self.recipe is None:  # a recipe's rules may cover optional parts
-            raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing")
-        return out
-
-    def _resolve_plain(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        if rule.kind == "identity":
-            return [Pair(t, t, rule) for t in tgt.sorted]
-        if rule.kind == "callable":
-            return self._resolve_callable(rule, ckpt, tgt)
-        if rule.kind == "regex":
-            return self._resolve_regex(rule, ckpt, tgt)
-        if rule.kind == "one_to_one":
-            return [self._one_to_one(rule, rule.key, rule.target, ckpt, tgt)]
-        key, target = rule.key, rule.target
-        assert target is not None
-        # TF's order: a value that names a variable is a one-to-one rule, else a scope rule.
-        if target in tgt:
-            return [self._one_to_one(rule, key, target, ckpt, tgt)]
-        return self._resolve_scope(rule, key, target, ckpt, tgt)
-
-    def _one_to_one(self, rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names) -> Pair:
-        if target not in tgt:
-            raise AssignmentMapError(
-                f"rule {rule.text}: target {target!r} is not among the variables to restore"
-                + _did_you_mean(target, tgt.sorted)
-            )
-        if key not in ckpt:
-            hint = ""
-            if key.endswith("/") or key == ROOT:
-                hint = (
-                    f"; {key!r} is a scope but {target!r} is one variable: name its key, e.g. "
-                    f"{_fmt(_join(key, target.rsplit('/', 1)[-1]), target)}"
-                )
-            raise AssignmentMapError(
-                f"rule {rule.text}: checkpoint key {key!r} is not in the checkpoint"
-                + (hint or _did_you_mean(key, ckpt.sorted))
-            )
-        return Pair(key, target, rule)
-
-    def _resolve_scope(
-        self, rule: Rule, key: str, target: str, ckpt: _Names, tgt: _Names
-    ) -> list[Pair]:
-        if target == "":
-            raise AssignmentMapError(
-                f"rule {rule.text}: the target is the empty string. TensorFlow would drop the "
-                f"first character of every variable name ('dense/bias' -> 'ense/bias') and fail. "
-                f"The grammar is {{checkpoint_scope: target_scope}} with '/' for the root; "
-                f"did you mean {self._suggest_root(key, ckpt, tgt)}?"
-            )
-        if not key.endswith("/"):
-            raise AssignmentMapError(
-                f"rule {rule.text}: {target!r} is not a variable to restore, so it must be a scope "
-                f"('scope/') and the checkpoint key must be a scope too, e.g. "
-                f"{_fmt(key + '/', target if target.endswith('/') else target + '/')}"
-                + _did_you_mean(target, tgt.sorted)
-            )
-        if not target.endswith("/"):
-            raise AssignmentMapError(
-                f"rule {rule.text}: {target!r} is neither a variable to restore nor a scope "
-                f"(scopes end with '/'). Did you mean {_fmt(key, target + '/')}?"
-            )
-        if not tgt.has_scope(target):
-            raise AssignmentMapError(
-                f"rule {rule.text}: no variable to restore is under {target!r}, so TensorFlow "
-                f"would silently load nothing. " + self._scope_hint(key, target, ckpt, tgt)
-            )
-        if not ckpt.has_scope(key):
-            raise AssignmentMapError(
-                f"rule {rule.text}: the checkpoint has no key under {key!r}. "
-                + self._scope_hint(key, target, ckpt, tgt)
-            )
-        strip = 0 if target == ROOT else len(target)
-        prefix = "" if key == ROOT else key
-        return [Pair(prefix + name[strip:], name, rule) for name in tgt.under(target)]
-
-    def _resolve_regex(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        pattern: re.Pattern = rule.key
-        out = [
-            Pair(key, target, rule)
-            for key, (target,) in _regex_matches(rule, ckpt, (rule.target or "",))
-            if target in tgt
-        ]
-        if not out and self.recipe is None:  # a recipe's rules may cover optional parts
-            matched = [k for k in ckpt.sorted if pattern.fullmatch(k)][:3]
-            why = (
-                f"it matches checkpoint keys such as {matched}, but none expands to a variable to "
-                f"restore (for example {rule.expand(pattern.fullmatch(matched[0]), rule.target or '')!r})"
-                if matched
-                else "it matches no checkpoint key" + _did_you_mean(pattern.pattern, ckpt.sorted)
-            )
-            raise AssignmentMapError(f"regex rule {rule.text} resolves to nothing: {why}")
-        return out
-
-    def _resolve_callable(self, rule: Rule, ckpt: _Names, tgt: _Names) -> list[Pair]:
-        fn = rule.key
-        out = []
-        for key in ckpt.sorted:
-            target = fn(key)
-            if target is None:
-                continue
-            if not isinstance(target, str):
-                raise AssignmentMapError(
-                    f"{rule.text} returned {target!r} for checkpoint key {key!r}; it must return "
-                    f"a target name or None"
-                )
-            if target not in tgt:
-                raise AssignmentMapError(
-                    f"{rule.text} maps checkpoint key {key!r} to {target!r}, which is not a "
-                    f"variable to restore" + _did_you_mean(target, tgt.sorted)
-                )
-            out.append(Pair(key, target, rule))
-        return out
-
-    # -- messages ------------------------------------------------------------------------
-
-    @staticmethod
-    def _suggest_root(key: str, ckpt: _Names, tgt: _Names) -> str:
-        if tgt.has_scope(key) and not ckpt.has_scope(key):
-            return _fmt(ROOT, key)  # the map was written backwards
-        return _fmt(key, ROOT)
-
-    @staticmethod
-    def _scope_hint(key: str, target: str, ckpt: _Names, tgt: _Names) -> str:
-        if ckpt.has_scope(target) and tgt.has_scope(key):
-            return (
-                f"The map looks reversed: the grammar is {{checkpoint_scope: target_scope}}; "
-                f"did you mean {_fmt(target, key)}?"
-            )
-        parts = []
-        if not tgt.sorted:
-            parts.append(
-                "there are no variables to restore at all (is the model empty, or not built "
-                "yet, so that its variables do not exist?)"
-            )
-        elif not tgt.has_scope(target):
-            parts.append(f"variables to restore are under {_scopes_of(tgt.sorted)}")
-        if not ckpt.has_scope(key):
-            parts.append(f"checkpoint keys are under {_scopes_of(ckpt.sorted)}")
-        text = "; ".join(parts)
-        # Not str.capitalize(): it would lower-case the scope names quoted in the text.
-        return text[:1].upper() + text[1:] + "."
-
-
-def _regex_matches(
-    rule: Rule, ckpt: _Names, templates: Sequence[str]
-) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """``(key, expanded templates)`` for each checkpoint key the rule's regex matches, in order."""
-    for key in ckpt.sorted:
-        m = rule.key.fullmatch(key)
-        if m is None:
-            continue
-        try:
-            expanded = tuple(rule.expand(m, t) for t in templates)
-        except (re.error, IndexError) as e:
-            raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-        yield key, expanded
 
 
 def _key_text(key: Any) -> Any:
@@ -727,136 +404,3 @@ def _value_text(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
     return value
-
-
-def _join(scope: str, name: str) -> str:
-    return name if scope == ROOT else scope + name
-
-
-def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
-    close = nearest(name, candidates)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-# -- renaming forward (AssignmentMap.rename): the checkpoint side alone ------------------------
-
-
-def _rename_routed(
-    rule: Rule, names: list[str], name_set: set[str]
-) -> list[tuple[Rule, tuple[str, ...], tuple[str, ...]]]:
-    """``(rule, source names, new names)`` for each application of a rule with transforms."""
-    to = rule.to
-    if rule.kind == "routed":
-        for key in rule.keys:
-            if key not in name_set:
-                raise AssignmentMapError(
-                    f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-                    + _did_you_mean(key, names)
-                )
-        return [(rule, rule.keys, to.targets)]
-    if rule.kind == "regex":
-        out = []
-        for n in names:
-            m = rule.key.fullmatch(n)
-            if m is None:
-                continue
-            try:
-                news = tuple(rule.expand(m, t) for t in to.targets)
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-            out.append((rule, (n,), news))
-        if not out:
-            raise AssignmentMapError(
-                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
-                + _did_you_mean(rule.key.pattern, names)
-            )
-        return out
-    plain = Rule(rule.kind, rule.key, rule.target, rule.text, leaves=rule.leaves)
-    return [(rule, (src,), (new,)) for src, new in _rename_rule(plain, names, name_set)]
-
-
-def _rename_rule(rule: Rule, names: list[str], name_set: set[str]) -> list[tuple[str, str]]:
-    """The ``(source name, new name)`` pairs one rule produces; raises if it matches nothing."""
-    if rule.kind == "identity":
-        return [(n, n) for n in names]
-    if rule.kind == "one_to_one":
-        raise AssignmentMapError(
-            f"rule {rule.text}: a migration renames keys to names; variable objects have no "
-            f"meaning here"
-        )
-    if rule.kind == "callable":
-        out = []
-        for n in names:
-            new = rule.key(n)
-            if new is None:
-                continue
-            if not isinstance(new, str) or not new:
-                raise AssignmentMapError(
-                    f"{rule.text} returned {new!r} for key {n!r}; it must return a non-empty "
-                    f"name or None"
-                )
-            out.append((n, new))
-        return out
-    if rule.kind == "regex":
-        out = []
-        for n in names:
-            m = rule.key.fullmatch(n)
-            if m is None:
-                continue
-            try:
-                new = rule.expand(m, rule.target or "")
-            except (re.error, IndexError) as e:
-                raise AssignmentMapError(f"rule {rule.text}: bad template: {e}") from None
-            if not new:
-                raise AssignmentMapError(f"rule {rule.text} renames {n!r} to the empty string")
-            out.append((n, new))
-        if not out:
-            raise AssignmentMapError(
-                f"regex rule {rule.text} matches no checkpoint key (it must match a whole key)"
-                + _did_you_mean(rule.key.pattern, names)
-            )
-        return out
-    key, target = rule.key, rule.target or ""
-    if key == ROOT or key.endswith("/"):
-        if target == "":
-            raise AssignmentMapError(
-                f"rule {rule.text}: the new name is the empty string; use '/' for the root, "
-                f"e.g. {{{key!r}: '/'}}"
-            )
-        if target != ROOT and not target.endswith("/"):
-            raise AssignmentMapError(
-                f"rule {rule.text}: {key!r} is a scope, so the new name must be a scope too "
-                f"(ending with '/'); did you mean {{{key!r}: {target + '/'!r}}}?"
-            )
-        new_prefix = "" if target == ROOT else target
-        if key == ROOT:
-            return [(n, new_prefix + n) for n in names]
-        under = [n for n in names if n.startswith(key)]
-        if not under:
-            hint = (
-                f"the map looks reversed: the grammar is {{checkpoint_scope: new_scope}}; did "
-                f"you mean {{{target!r}: {key!r}}}?"
-                if target != ROOT and any(n.startswith(target) for n in names)
-                else f"checkpoint keys are under {_scopes_of(names)}"
-            )
-            raise AssignmentMapError(
-                f"rule {rule.text} matches nothing: the checkpoint has no key under {key!r}; "
-                + hint
-            )
-        return [(n, new_prefix + n[len(key) :]) for n in under]
-    if key not in name_set:
-        raise AssignmentMapError(
-            f"rule {rule.text} matches nothing: {key!r} is not a key of the checkpoint"
-            + (
-                f"; for the scope, write {{{key + '/'!r}: ...}}"
-                if any(n.startswith(key + "/") for n in names)
-                else _did_you_mean(key, names)
-            )
-        )
-    if target in ("", ROOT) or target.endswith("/"):
-        leaf = key.rsplit("/", 1)[-1]
-        raise AssignmentMapError(
-            f"rule {rule.text}: {key!r} is one key, so the new name must be one name; did you "
-            f"mean {{{key!r}: {(target.strip('/') + '/' if target.strip('/') else '') + leaf!r}}}?"
-        )
-    return [(key, target)]

@@ -14,9 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import recipe_plan
 from ._gc import gc_paused
+from .dtype_names import dtype_name
 from .errors import AssignmentMapError, CheckpointMismatchError
-from .mapping import AssignmentMap, Pair, _SortedList, nearest
+from .mapping import AssignmentMap, Pair
+from .name_index import SortedNames, nearest
 from .policy import (
     DEFAULT_OPTIONAL,
     POLICY_CHOICES,
@@ -26,7 +29,8 @@ from .policy import (
     check_policy_values,
     resolve_policy,
 )
-from .report import Mismatch, RestoreReport, fmt_shape, shapes_compatible
+from .report import Mismatch, RestoreReport, shapes_compatible
+from .shapes import fmt_shape
 
 if TYPE_CHECKING:  # the planner reads any checkpoint view; importing it would load the reader
     from .view import CheckpointView
@@ -44,41 +48,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _MAX_SUGGESTED = 10  # suggestions are computed for this many missing targets at most
-
-_DTYPE_ALIASES = {
-    "float": "float32",
-    "double": "float64",
-    "half": "float16",
-    "object": "string",
-    "bytes": "string",
-    "str": "string",
-    "bytes_": "string",
-    "str_": "string",
-    "bool_": "bool",
-}
-
-
-def dtype_name(dtype: Any) -> str | None:
-    """A TF dtype name for a TF dtype, numpy dtype, type or name (``None`` passes through).
-
-    Example:
-        >>> dtype_name("float32_ref"), dtype_name("double")
-        ('float32', 'float64')
-    """
-    if dtype is None:
-        return None
-    if isinstance(dtype, str):
-        name = dtype
-    elif hasattr(dtype, "base_dtype"):  # tf.DType, without importing TensorFlow
-        name = dtype.base_dtype.name
-    elif isinstance(getattr(dtype, "name", None), str) and not isinstance(dtype, type):
-        name = dtype.name
-    else:
-        import numpy as np
-
-        name = np.dtype(dtype).name
-    name = name.removesuffix("_ref")
-    return _DTYPE_ALIASES.get(name, name)
 
 
 def _shape_tuple(shape: Any) -> tuple | None:
@@ -229,20 +198,11 @@ def _plan(
         amap = AssignmentMap(amap, exclude=policy.exclude)
     specs = _normalize_targets(targets)
     variables = checkpoint.variables
-    amap.check_requires(variables)
-    excluded: dict[str, str] = {}
-    overridden: list[Pair] = []
-    dropped: dict[str, str] = {}
+    recipe = amap.recipe
+    recipe_plan.check_requires(recipe, variables)
     try:
-        pairs = amap.resolve(
-            variables,
-            specs,
-            on_conflict=on_conflict,
-            excluded=excluded,
-            overridden=overridden,
-            dropped=dropped,
-        )
-        _check_overridden(overridden, variables, specs)
+        pairs = amap.resolve(variables, specs, on_conflict=on_conflict)
+        _check_overridden(pairs.overridden, variables, specs)
     except AssignmentMapError as e:
         hint = format_hint(checkpoint, [r.key for r in amap.rule_list if isinstance(r.key, str)])
         if not hint:
@@ -256,7 +216,7 @@ def _plan(
             f"optional= holds an invalid regex: {e} (in {e.pattern!r})"
         ) from None
     sorted_keys: list[str] | None = None  # built once, only if a suggestion is needed
-    report = RestoreReport(checkpoint=checkpoint.prefix, excluded=excluded)
+    report = RestoreReport(checkpoint=checkpoint.prefix, excluded=pairs.excluded)
     entries: list[Pair] = []
     used: set[str] = set()
     routed: dict[Any, list] = {}  # a route's group -> its outputs, computed once
@@ -281,7 +241,7 @@ def _plan(
                 report.optional.append(target)
             elif len(report.suggestions) < _MAX_SUGGESTED:
                 if sorted_keys is None:
-                    sorted_keys = _SortedList(sorted(variables))
+                    sorted_keys = SortedNames(sorted(variables))
                 near = nearest(key, sorted_keys)
                 if near:
                     report.suggestions[target] = near
@@ -294,18 +254,15 @@ def _plan(
             continue
         report.loaded[target] = key
         entries.append(pair)
-    covered = {p.target for p in pairs} | set(excluded)
+    covered = {p.target for p in pairs} | set(pairs.excluded)
     report.untouched = [t for t in specs if t not in covered]
     report.unused = sorted(k for k in variables if k not in used)
-    if amap.recipe is not None:
-        for k in report.unused:
-            why = amap.dropped_by(k)
-            if why is not None:
-                dropped[k] = why
-        report.unused = [k for k in report.unused if k not in dropped]
+    dropped = dict(pairs.dropped)
+    if recipe is not None:
+        report.unused = recipe_plan.drop_unused(recipe, report.unused, dropped)
     report.dropped = dict(sorted(dropped.items()))
-    if amap.recipe is not None:
-        _check_recipe_coverage(amap.recipe, report, on_missing, optional_res)
+    if recipe is not None:
+        recipe_plan.check_coverage(recipe, report, on_missing, optional_res)
     note = format_hint(checkpoint, report.missing_required.values()) if report.missing else ""
     _enforce(report, on_missing=on_missing, on_mismatch=on_mismatch, note=note)
     return RestorePlan(checkpoint, entries, report, amap, policy)
@@ -438,41 +395,6 @@ def _check_overridden(overridden: list[Pair], variables: Mapping, specs: dict) -
                 f"rule {pair.rule.text} does not fit {pair.target!r}: {m.reason} (a later rule "
                 f"overrides this target, but TensorFlow checks every rule and raises)"
             )
-
-
-def _check_recipe_coverage(
-    recipe: Any, report: RestoreReport, on_missing: str, optional: list[re.Pattern]
-) -> None:
-    """A recipe is a whole-model map: targets it leaves untouched are missing weights.
-
-    Those the recipe's ``optional`` patterns or the plan's ``optional`` policy (global_step,
-    optimizer slots) allow stay ``untouched`` quietly; checkpoint keys it neither loads nor
-    drops (``unused``) get a log line, never silence.
-    """
-    if report.unused:
-        logger.warning(
-            "recipe %s: %d checkpoint key(s) nothing loads and no drop pattern names: %s%s",
-            recipe.name,
-            len(report.unused),
-            ", ".join(report.unused[:_MAX_SUGGESTED]),
-            " ..." if len(report.unused) > _MAX_SUGGESTED else "",
-        )
-    lost = [t for t in recipe.uncovered(report.untouched) if not any(p.search(t) for p in optional)]
-    if not lost or on_missing == "ignore":
-        return
-    shown = ", ".join(lost[:_MAX_SUGGESTED]) + (" ..." if len(lost) > _MAX_SUGGESTED else "")
-    message = (
-        f"recipe {recipe.name!r} sets no value for {len(lost)} weight(s) of the model: {shown} "
-        f"(no rule covers them; {report.summary()}). Is the model built with the checkpoint's "
-        f"configuration (layers, head)?"
-    )
-    if on_missing == "error":
-        raise CheckpointMismatchError(
-            message + " Nothing was changed. on_missing='warn' or optional=[...] lets them "
-            "keep their initial values.",
-            report,
-        )
-    logger.warning("%s", message)
 
 
 def _enforce(report: RestoreReport, *, on_missing: str, on_mismatch: str, note: str = "") -> None:

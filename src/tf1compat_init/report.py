@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .shapes import fmt_shape  # apply and its routes import it from here too
+
 __all__ = ["Mismatch", "RestoreReport"]
 
 _SHOW = 20  # rows per section in str(); to_dict() has everything
@@ -47,12 +49,6 @@ class Mismatch(NamedTuple):
         if self.target_dtype is not None and self.target_dtype != self.checkpoint_dtype:
             parts.append(f"dtype {self.target_dtype} vs checkpoint {self.checkpoint_dtype}")
         return ", ".join(parts)
-
-
-def fmt_shape(shape: tuple | None) -> str:
-    if shape is None:
-        return "<unknown>"
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def shapes_compatible(target: tuple | None, stored: tuple) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import TargetError
+from .shapes import fmt_shape
 
 __all__ = ["Part", "TargetVariable", "collect_targets", "target_name", "target_specs"]
 
@@ -128,7 +129,7 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
     if len(fulls) > 1:
         raise TargetError(
             f"the partitions of {name!r} disagree on its full shape: "
-            f"{', '.join(_fmt(s) for s in sorted(fulls))}; they come from different variables "
+            f"{', '.join(fmt_shape(s) for s in sorted(fulls))}; they come from different variables "
             f"that share a name"
         )
     full = fulls.pop()
@@ -148,10 +149,6 @@ def _make_target(name: str, variables: list[Any]) -> TargetVariable:
         )
     _check_tiling(name, full, parts)
     return TargetVariable(name, full, dtypes.pop(), parts)
-
-
-def _fmt(shape: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def _box(part: Part) -> str:
@@ -182,11 +179,11 @@ def _check_tiling(name: str, full: tuple[int, ...], parts: tuple[Part, ...]) -> 
         if len(p.offset) != len(full) or len(p.shape) != len(full):
             raise TargetError(
                 f"partition {_box(p)} of {name!r} does not have the rank of its full shape "
-                f"{_fmt(full)}"
+                f"{fmt_shape(full)}"
             )
         if any(o < 0 or o + s > d for o, s, d in zip(p.offset, p.shape, full, strict=True)):
             raise TargetError(
-                f"partition {_box(p)} of {name!r} lies outside its full shape {_fmt(full)}; "
+                f"partition {_box(p)} of {name!r} lies outside its full shape {fmt_shape(full)}; "
                 + advice
             )
     # Sweep along the axis the parts are split on (the one with the most distinct
@@ -211,7 +208,7 @@ def _check_tiling(name: str, full: tuple[int, ...], parts: tuple[Part, ...]) -> 
     if covered != _volume(full):
         raise TargetError(
             f"the {len(parts)} partition(s) of {name!r} do not tile its full shape "
-            f"{_fmt(full)}: they cover {covered} of its {_volume(full)} elements "
+            f"{fmt_shape(full)}: they cover {covered} of its {_volume(full)} elements "
             f"({', '.join(_box(p) for p in parts)}); " + advice
         )
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .bundle import storage
+from .shapes import fmt_shape
 
 if TYPE_CHECKING:
     import numpy as np
@@ -273,11 +274,11 @@ class VocabRemap:
         shape = tuple(int(d) for d in shape)
         if self.axis == 1 and len(shape) != 2:
             raise VocabError(
-                f"axis=1 remaps the columns of a 2-D tensor; the checkpoint tensor is {_fmt(shape)}"
+                f"axis=1 remaps the columns of a 2-D tensor; the checkpoint tensor is {fmt_shape(shape)}"
             )
         if len(shape) not in (1, 2):
             raise VocabError(
-                f"a vocabulary remaps a 1-D or 2-D tensor; the checkpoint tensor is {_fmt(shape)}"
+                f"a vocabulary remaps a 1-D or 2-D tensor; the checkpoint tensor is {fmt_shape(shape)}"
             )
         idx = self.remapping()
         n_old = self.old_size()
@@ -285,7 +286,7 @@ class VocabRemap:
             raise VocabError(
                 f"the old vocabulary ({self.old_vocab}, {n_old} tokens) is longer than the "
                 f"checkpoint tensor's axis {self.axis} ({shape[self.axis]} entries of "
-                f"{_fmt(shape)}): is it the vocabulary of this tensor? (old_vocab_size= "
+                f"{fmt_shape(shape)}): is it the vocabulary of this tensor? (old_vocab_size= "
                 f"counts only the first tokens)"
             )
         out = list(shape)
@@ -403,7 +404,3 @@ def _is_number(x: Any) -> bool:
     import numbers
 
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _fmt(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import re
 
-from .. import transforms as tt
+from ..transforms.pipeline import to
+from ..transforms.steps import reshape
 from ._common import TRAINING_STATE
+from .recipe import Recipe
 
 _LAYER = r"bert/encoder/layer_(\d+)/"
 _TO = r"transformer_layer_\1/"
@@ -33,11 +35,11 @@ RULES = {
     "bert/embeddings/position_embeddings": "position_embedding/embeddings",
     "bert/embeddings/token_type_embeddings": "segment_embedding/embeddings",
     "bert/embeddings/LayerNorm/": "embeddings_layer_norm/",
-    re.compile(_LAYER + r"attention/self/(query|key|value)/(kernel|bias)"): tt.to(
-        _TO + r"self_attention_layer/\2/\3", tt.reshape()
+    re.compile(_LAYER + r"attention/self/(query|key|value)/(kernel|bias)"): to(
+        _TO + r"self_attention_layer/\2/\3", reshape()
     ),
-    re.compile(_LAYER + r"attention/output/dense/(kernel|bias)"): tt.to(
-        _TO + r"self_attention_layer/attention_output/\2", tt.reshape()
+    re.compile(_LAYER + r"attention/output/dense/(kernel|bias)"): to(
+        _TO + r"self_attention_layer/attention_output/\2", reshape()
     ),
     re.compile(_LAYER + r"attention/output/LayerNorm/(gamma|beta)"): (
         _TO + r"self_attention_layer_norm/\2"
@@ -50,7 +52,7 @@ RULES = {
     "bert/pooler/dense/": "pooled_dense/",
 }
 
-BERT_TO_KERAS_HUB = tt.Recipe(
+BERT_TO_KERAS_HUB = Recipe(
     name="bert-to-keras-hub",
     rules=RULES,
     drop=(*TRAINING_STATE, r"^cls/"),

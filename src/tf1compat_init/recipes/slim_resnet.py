@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import re
 
-from .. import transforms as tt
+from ..transforms.pipeline import to
+from ..transforms.steps import reshape
 from ._common import TRAINING_STATE
+from .recipe import Recipe
 
 _STAGE = {"block1": "conv2", "block2": "conv3", "block3": "conv4", "block4": "conv5"}
 _CONV = {"shortcut": "0", "conv1": "1", "conv2": "2", "conv3": "3"}
@@ -42,7 +44,7 @@ RULES: dict = {
     re.compile(r"resnet_v1_50/conv1/BatchNorm/(\w+)"): r"conv1_bn/\1",
     # regexes, not plain rules: a recipe's regex may resolve to nothing, so the same recipe
     # loads a model built without its top (include_top=False) or a checkpoint without logits
-    re.compile(r"resnet_v1_50/logits/weights"): tt.to("predictions/kernel", tt.reshape()),
+    re.compile(r"resnet_v1_50/logits/weights"): to("predictions/kernel", reshape()),
     re.compile(r"resnet_v1_50/logits/biases"): "predictions/bias",
 }
 for _block, _stage in _STAGE.items():
@@ -51,7 +53,7 @@ for _block, _stage in _STAGE.items():
         RULES[re.compile(_key + "weights")] = rf"{_stage}_block\1_{_i}_conv/kernel"
         RULES[re.compile(_key + r"BatchNorm/(\w+)")] = rf"{_stage}_block\1_{_i}_bn/\2"
 
-SLIM_RESNET50_TO_KERAS = tt.Recipe(
+SLIM_RESNET50_TO_KERAS = Recipe(
     name="slim-resnet50-to-keras",
     rules=RULES,
     drop=TRAINING_STATE,

@@ -1,9 +1,10 @@
 """Graph mode with tensor transforms: TensorFlow ops between ``RestoreV2`` and the assign.
 
-``reshape``, ``transpose``, ``split``, ``concat`` and ``cast`` become ``Reshape``,
-``Transpose``, ``Split``, ``ConcatV2`` and ``Cast`` ops on the batched read's outputs,
-with the shapes the plan computed, so the values are still read when the initializer
-runs (TF1's semantics) and never enter the GraphDef. ``fn`` cannot be expressed (see
+Each transform builds its own ops (:meth:`~tf1compat_init.transforms.Transform.graph`:
+``Reshape``, ``Transpose``, ``Split``, ``ConcatV2``, ``Cast``, TF's vocabulary
+remapping) on the batched read's outputs, with the shapes the plan computed, so the
+values are still read when the initializer runs (TF1's semantics) and never enter the
+GraphDef. ``fn`` cannot be expressed (see
 :func:`check_graph_routes`). Used by :mod:`tf1compat_init._v1_graph`; imports TensorFlow.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from .. import transforms as tt
+from ..dtype_names import tf_dtype
 from ..errors import AssignmentMapError
 from ..plan import RestorePlan
 from ..variables import Part, TargetVariable
@@ -39,15 +40,9 @@ def add_reads(
         host = hosts[group] = host_device(device, host_cache)
         slots = reads.setdefault(host, {})
         for key in group.keys:
-            dtype = tf.dtypes.as_dtype(_np_dtype(ckpt_vars[key].dtype))
+            dtype = tf_dtype(ckpt_vars[key].dtype)
             slots.setdefault((key, "", dtype), len(slots))
     return hosts
-
-
-def _np_dtype(name: str) -> Any:
-    from ..bundle.dtypes import numpy_dtype
-
-    return numpy_dtype(name) if name != "string" else tf.string
 
 
 def check_graph_routes(plan: RestorePlan) -> None:
@@ -63,7 +58,7 @@ def check_graph_routes(plan: RestorePlan) -> None:
         if entry.route is None:
             continue
         for step in entry.route.steps:
-            if isinstance(step, tt.Fn):
+            if not step.graph_form:
                 raise AssignmentMapError(
                     f"rule {entry.rule.text}: {step.text} runs Python on numpy arrays, which a "
                     f"TF1 graph initializer cannot do (it runs later, possibly on another "
@@ -78,25 +73,7 @@ def _graph_pipeline(route: Any, values: list[Any], ins: list[Any], shapes: list[
     state, specs = list(values), list(ins)
     for step in route.steps:
         specs_out = step.specs(specs, shapes)
-        if isinstance(step, tt.Reshape):
-            state = [tf.reshape(x, s) for x, (s, _) in zip(state, specs_out, strict=True)]
-        elif isinstance(step, tt.Transpose):
-            state = [
-                tf.transpose(x, step._perm(len(s))) for x, (s, _) in zip(state, specs, strict=True)
-            ]
-        elif isinstance(step, tt.Split):
-            axis = step.axis % len(specs[0][0])
-            state = tf.split(state[0], [s[axis] for s, _ in specs_out], axis=axis)
-        elif isinstance(step, tt.Concat):
-            state = [tf.concat(state, axis=step.axis % len(specs[0][0]))]
-        elif isinstance(step, tt.Cast):
-            state = [tf.cast(x, _np_dtype(step.dtype)) for x in state]
-        elif isinstance(step, tt.RemapVocab):
-            from ._vocab import remap_ops
-
-            state = [remap_ops(step.remap, x, s) for x, (s, _) in zip(state, specs, strict=True)]
-        else:  # pragma: no cover - check_graph_routes rejected it
-            raise AssignmentMapError(f"{step.text} has no graph form")
+        state = step.graph(state, specs, specs_out)
         specs = specs_out
     return state
 
@@ -121,7 +98,7 @@ def assigns(
             ins = [(ckpt_vars[k].shape, ckpt_vars[k].dtype) for k in group.keys]
             values = []
             for key in group.keys:
-                dtype = tf.dtypes.as_dtype(_np_dtype(ckpt_vars[key].dtype))
+                dtype = tf_dtype(ckpt_vars[key].dtype)
                 value = outputs[host][slots[(key, "", dtype)]]
                 value.set_shape(ckpt_vars[key].shape)
                 values.append(value)
