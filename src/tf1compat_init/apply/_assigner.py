@@ -107,7 +107,7 @@ class Assigner:
         buffer = loaded.buffer
         if self._zero_copy.get((buffer.dtype, dtype)) and buffer.size:
             # the common case, inlined: an aligned buffer TensorFlow can adopt
-            return self._dlpack(buffer.dtype.name, buffer, dtype)
+            return self._dlpack(buffer.dtype, buffer, dtype)
         return self.tensor(buffer, dtype, aligned=True)
 
     def tensor(self, value: np.ndarray, dtype: Any, *, aligned: bool = False) -> Any:
@@ -130,7 +130,7 @@ class Assigner:
             and value.size
             and (aligned or (value.flags.c_contiguous and value.ctypes.data % ALIGNMENT == 0))
         ):
-            return self._dlpack(value.dtype.name, value, dtype)
+            return self._dlpack(value.dtype, value, dtype)
         return self._copy(value, dtype)
 
     def _share(self, value: np.ndarray, dtype: Any) -> Any:
