@@ -466,7 +466,7 @@ class RestoreV2Batched(RestoreV2Parallel):
     assign, so a bad checksum still changes nothing), keeping what it cannot hand
     over: opening the index, planning (its result is not needed here: the keys are
     the case's), and assigning, 128 values per call of
-    :mod:`tf1compat_init._assign_batch`'s function. CPU variables only.
+    :mod:`tf1compat_init.apply._batch`'s function. CPU variables only.
     """
 
     name = "restorev2_batched"
@@ -477,7 +477,7 @@ class RestoreV2Batched(RestoreV2Parallel):
             raise Skip("batched assigns are for CPU variables")
         super().setup(case)
         import tf1compat_init as tci
-        from tf1compat_init._assign_batch import BatchAssign
+        from tf1compat_init.apply._batch import BatchAssign
         from tf1compat_init.variables import target_specs
 
         self.tci, self.target_specs, self.targets = tci, target_specs, our_targets(case)

@@ -20,7 +20,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tf1compat_init as tci  # noqa: E402
-from tf1compat_init.apply import _Assigner, apply_plan  # noqa: E402
+from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.apply._assigner import Assigner  # noqa: E402
 from tf1compat_init.bundle import fastread as _fastread  # noqa: E402
 from tf1compat_init.bundle.crc import crc32c  # noqa: E402
 from tf1compat_init.bundle.fastread import (  # noqa: E402
@@ -831,7 +832,7 @@ def test_stream_groups_small_tensors_in_buffers_from_the_allocator(
 def test_allocated_views_keep_their_memory_after_the_tensor_goes():
     """The stream drops the tensor behind a group's buffer and keeps only views of it:
     TensorFlow's view must keep the memory alive, or the next allocation reuses it."""
-    assigner = _Assigner()
+    assigner = Assigner()
     got = assigner.allocate((1 << 20,), np.dtype(np.uint8))
     assert got is not None
     view, tensor = got
@@ -972,12 +973,10 @@ def _keras_layer_and_checkpoint(tmp_path):
 
 def test_keras_weights_are_restored(tmp_path, monkeypatch):
     keras, layer, values, prefix, weights, targets = _keras_layer_and_checkpoint(tmp_path)
-    from tf1compat_init import apply as apply_module
-
     inner = []
-    real = apply_module._Assigner._keras_inner
+    real = Assigner._keras_inner
     monkeypatch.setattr(
-        apply_module._Assigner,
+        Assigner,
         "_keras_inner",
         lambda self, v: inner.append(real(self, v)) or inner[-1],
     )
@@ -1005,7 +1004,7 @@ def test_keras_stateless_scope_collects_instead_of_assigning(tmp_path):
 
 def test_tf_allocated_buffers_are_proven_shared(all_dtypes, monkeypatch):
     """Big buffers come from TensorFlow only where a write through the view is seen."""
-    from tf1compat_init import apply as apply_module
+    from tf1compat_init.apply import _assigner as apply_module
 
     prefix, values = all_dtypes
     monkeypatch.setattr(apply_module, "_SHARES_MEMORY", {"float64": False})  # as if it copied

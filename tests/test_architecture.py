@@ -27,13 +27,18 @@ NAME = "tf1compat_init"
 #: The engine: what every front end builds on. It must not import a front end.
 ENGINE = {
     NAME,
-    f"{NAME}._apply_routes",
     f"{NAME}._initializers",
-    f"{NAME}._assign_batch",
     f"{NAME}._gc",
-    f"{NAME}._jobs",
     f"{NAME}._tfcompat",
     f"{NAME}.apply",
+    f"{NAME}.apply._apply_plan",
+    f"{NAME}.apply._assigner",
+    f"{NAME}.apply._batch",
+    f"{NAME}.apply._check",
+    f"{NAME}.apply._fastpath",
+    f"{NAME}.apply._job",
+    f"{NAME}.apply._routed",
+    f"{NAME}.apply._stream",
     f"{NAME}.errors",
     f"{NAME}.mapping",
     f"{NAME}.plan",
@@ -104,6 +109,14 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` in ``package`` imports from."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package modules it imports (see the module docstring for what counts)."""
     mods = _modules()
@@ -118,11 +131,7 @@ def import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 graph[mod].update(a.name for a in node.names if a.name in mods)
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(node, package)
                 if not (target == NAME or target.startswith(NAME + ".")):
                     continue
                 for alias in node.names:
@@ -227,3 +236,27 @@ def test_the_package_root_imports_no_numpy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.split() == ["False", "False", "True"]
+
+
+def test_other_modules_use_only_the_public_names_of_apply():
+    """``tf1compat_init.apply``'s modules are private: the rest of the package imports
+    ``apply_plan`` (and whatever else it exports) from the package itself."""
+    apply = f"{NAME}.apply"
+    bad = []
+    for mod, path in sorted(_modules().items()):
+        if mod == apply or mod.startswith(apply + "."):
+            continue
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                bad += [(mod, a.name) for a in node.names if a.name.startswith(apply + ".")]
+            elif isinstance(node, ast.ImportFrom):
+                target = _from_target(node, package)
+                names = [a.name for a in node.names]
+                if target == NAME:  # from . import apply: a module, which is fine
+                    continue
+                if target.startswith(apply + "."):
+                    bad.append((mod, target))
+                elif target == apply:
+                    bad += [(mod, f"{target}.{n}") for n in names if n.startswith("_")]
+    assert not bad, bad

@@ -1,7 +1,7 @@
 """Batched assigns: many small variables set by one TensorFlow call, exactly and safely.
 
 A restore with enough small CPU variables assigns them ``BATCH`` at a time through a
-hand-built function (:mod:`tf1compat_init._assign_batch`). These tests force batching
+hand-built function (:mod:`tf1compat_init.apply._batch`). These tests force batching
 on (a process's first small restore does not batch) and check that the values are
 bit-exact in every dtype and staging, that a failing batch is redone one assign at a
 time, that a failure then still names every variable that may have changed, and that
@@ -20,9 +20,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tf1compat_init as tci  # noqa: E402
-from tf1compat_init import _assign_batch  # noqa: E402
 from tf1compat_init import apply as apply_mod  # noqa: E402
-from tf1compat_init.apply import _Assigner, apply_plan  # noqa: E402
+from tf1compat_init.apply import _batch as _assign_batch  # noqa: E402
+from tf1compat_init.apply import apply_plan  # noqa: E402
+from tf1compat_init.apply._assigner import Assigner  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
 
 BATCH = _assign_batch.BATCH
@@ -152,14 +153,14 @@ def test_a_failure_after_a_failed_batch_names_every_variable_it_may_have_set(
         raise InjectedFault("the batch call failed half way")
 
     monkeypatch.setattr(_assign_batch.BatchAssign, "__call__", half_then_fail)
-    real_assign_to = _Assigner.assign_to
+    real_assign_to = Assigner.assign_to
 
     def assign_to(self, handle, variable, tensor):
         if handle is state["refuse"]:
             raise InjectedFault("and the retry failed too")
         return real_assign_to(self, handle, variable, tensor)
 
-    monkeypatch.setattr(_Assigner, "assign_to", assign_to)
+    monkeypatch.setattr(Assigner, "assign_to", assign_to)
     variables = _fresh(values)
     before = {k: v.numpy() for k, v in variables.items()}
     with pytest.raises(tci.PartialRestoreError) as info:
@@ -176,7 +177,7 @@ def test_a_failure_after_a_failed_batch_names_every_variable_it_may_have_set(
 
 def test_only_plain_cpu_variables_join_a_batch(monkeypatch):
     monkeypatch.setattr(_assign_batch, "_restores", 1)
-    assigner = _Assigner()
+    assigner = Assigner()
     assigner.start_batching(BATCH)
     assert assigner.batch is not None
     cpu = SimpleNamespace(device="/job:localhost/replica:0/task:0/device:CPU:0")

@@ -383,16 +383,16 @@ EAGER_FRONT_ENDS = [name for name in TF_FRONT_ENDS if name != "v1.init_from_chec
 @pytest.fixture
 def stagings(monkeypatch):
     """The ``staging`` each apply_plan call ran with (recorded where it is used)."""
-    from tf1compat_init import apply as apply_module
+    from tf1compat_init.apply import _apply_plan as apply_module
 
     seen = []
-    real = apply_module._apply_fast
+    real = apply_module.apply_fast
 
     def spy(checkpoint, bundle, jobs, assigner, staging, *rest):
         seen.append(staging)
         return real(checkpoint, bundle, jobs, assigner, staging, *rest)
 
-    monkeypatch.setattr(apply_module, "_apply_fast", spy)
+    monkeypatch.setattr(apply_module, "apply_fast", spy)
     return seen
 
 

@@ -2,9 +2,9 @@
 
 Opening an index, planning and applying a restore each allocate a few objects per
 tensor and make no reference cycles. With TensorFlow's large heap loaded, one full
-collection that those allocations happen to trigger costs 100 ms or more (measured:
-an ``open_checkpoint`` of 2,000 tensors took 185 ms instead of 11 when one ran), so
-these steps run with the collector paused; it resumes, if it was on, when they end.
+collection that those allocations happen to trigger can cost many times the step itself
+(figures: ``benchmarks/README.md``), so these steps run with the collector paused; it
+resumes, if it was on, when they end.
 """
 
 from __future__ import annotations

@@ -208,15 +208,15 @@ def test_fault_after_the_first_assign(frontend, wide_ckpt, frontend_model, monke
 
 def _failing_assign_op(monkeypatch, n, *, retry_fails):
     """Makes the ``n``-th assign op raise; with ``retry_fails``, its retry through
-    ``_Assigner.assign`` (TensorFlow's wrapper, for its typed error) fails too."""
-    from tf1compat_init import apply as apply_mod
+    ``Assigner.assign_handle`` (TensorFlow's public op, for its typed error) fails too."""
+    from tf1compat_init.apply._assigner import Assigner
 
     failed = []
-    real_init, real_assign = apply_mod._Assigner.__init__, apply_mod._Assigner.assign
+    real_init, real_assign = Assigner.__init__, Assigner.assign_handle
 
     def init(self):
         real_init(self)
-        fast, calls = self.fast_assign, []
+        fast, calls = self._assign_fast.fast, []
 
         def op(handle, tensor, *args):
             calls.append(1)
@@ -225,15 +225,15 @@ def _failing_assign_op(monkeypatch, n, *, retry_fails):
                 raise InjectedFault("injected fault in the assign op")
             return fast(handle, tensor, *args)
 
-        self.fast_assign = op
+        self._assign_fast.fast = op
 
-    def assign(self, variable, tensor):
-        if retry_fails and failed and self.handle(variable) is failed[-1]:
+    def assign_handle(self, handle, tensor, *attrs):
+        if retry_fails and failed and handle is failed[-1]:
             raise InjectedFault("injected fault in the assign op, retried")
-        return real_assign(self, variable, tensor)
+        return real_assign(self, handle, tensor, *attrs)
 
-    monkeypatch.setattr(apply_mod._Assigner, "__init__", init)
-    monkeypatch.setattr(apply_mod._Assigner, "assign", assign)
+    monkeypatch.setattr(Assigner, "__init__", init)
+    monkeypatch.setattr(Assigner, "assign_handle", assign_handle)
     return failed
 
 

@@ -1,7 +1,7 @@
 """Applying a plan's transformed pairs (:mod:`tf1compat_init.transforms`) eagerly.
 
-The engine's :func:`~tf1compat_init.apply.apply_plan` hands the pairs that carry a
-route here. The guarantees are the plain path's: before the first assign every
+:func:`~tf1compat_init.apply.apply_plan` hands the pairs that carry a transform route
+here. The guarantees are the plain path's: before the first assign every
 variable is checked against the transformed shape and dtype, and every source tensor's
 CRC32C is verified (where it lies in the files, for bundles; read into memory for
 checkpoints without a native reader). Then each route is computed once (one read of its
@@ -13,18 +13,23 @@ peak is the largest route's sources plus its outputs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ._jobs import _Job, _part_slices, _tf_dtype
-from .bundle.fastread import aligned_empty
-from .bundle.remote import reader_for
-from .errors import TargetError
-from .plan import dtype_name
-from .report import fmt_shape, shapes_compatible
-from .transforms import Route, TransformError
-from .variables import TargetVariable, variable_shape
+from ..bundle.fastread import aligned_empty
+from ..bundle.remote import reader_for
+from ..errors import TargetError
+from ..plan import dtype_name
+from ..transforms import Route, TransformError
+from ..variables import TargetVariable
+from ._check import check_target, target_of
+from ._job import Job, part_slices, tf_dtype
+
+if TYPE_CHECKING:
+    from ._assigner import Assigner
+
+__all__ = ["RoutedGroup", "assign_groups", "check_groups", "routed_groups", "verify_groups"]
 
 
 class RoutedGroup(NamedTuple):
@@ -35,7 +40,7 @@ class RoutedGroup(NamedTuple):
 
     route: Route
     shapes: list[tuple | None]
-    jobs: list[tuple[_Job, int]]
+    jobs: list[tuple[Job, int]]
 
 
 def routed_groups(entries: list[Any], targets: Mapping[str, TargetVariable]) -> list[RoutedGroup]:
@@ -45,13 +50,7 @@ def routed_groups(entries: list[Any], targets: Mapping[str, TargetVariable]) -> 
         if pair.route is None:
             continue
         route = pair.route
-        try:
-            target = targets[pair.target]
-        except KeyError:
-            raise TargetError(
-                f"the plan loads target {pair.target!r} but no variable of that name was passed"
-                f" to apply_plan; pass the targets the plan was made for"
-            ) from None
+        target = target_of(targets, pair.target)
         group = groups.get(route.group)
         if group is None:
             shapes = (
@@ -61,7 +60,7 @@ def routed_groups(entries: list[Any], targets: Mapping[str, TargetVariable]) -> 
             )
             group = groups[route.group] = RoutedGroup(route.group, shapes, [])
         for part in target.parts:
-            job = _Job(route.source, pair.target, part, _part_slices(target, part))
+            job = Job(route.source, pair.target, part, part_slices(target, part))
             group.jobs.append((job, route.index))
     return list(groups.values())
 
@@ -83,21 +82,7 @@ def check_groups(groups: list[RoutedGroup], checkpoint: Any) -> None:
             shape, dtype = outs[index]
             if job.slices is not None:
                 shape = tuple(s.stop - s.start for s in job.slices)
-            variable = job.part.variable
-            if getattr(variable, "_in_graph_mode", False):
-                raise RuntimeError(
-                    f"variable {job.target} belongs to a tf.Graph, but apply_plan assigns"
-                    f" eagerly; nothing was assigned. Use the tf1compat_init.v1 front end for"
-                    f" graph-mode variables"
-                )
-            var_shape = variable_shape(variable)
-            var_dtype = dtype_name(variable.dtype)
-            if var_dtype != dtype or not shapes_compatible(var_shape, shape):
-                raise TargetError(
-                    f"variable {job.target} is {var_dtype}{fmt_shape(var_shape)} but"
-                    f" {job.key} | {group.route.text} gives it {dtype}{fmt_shape(shape)};"
-                    f" nothing was assigned. Make a new plan for these variables"
-                )
+            check_target(job, dtype, shape, f"{job.key} | {group.route.text}")
 
 
 def verify_groups(groups: list[RoutedGroup], checkpoint: Any) -> dict[str, Any]:
@@ -124,7 +109,11 @@ def _alloc(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 
 def assign_groups(
-    groups: list[RoutedGroup], checkpoint: Any, read: dict[str, Any], assigner: Any, done: list
+    groups: list[RoutedGroup],
+    checkpoint: Any,
+    read: dict[str, Any],
+    assigner: Assigner,
+    done: list[Job],
 ) -> int:
     """Computes each group and assigns its outputs; returns the bytes assigned."""
     tf = assigner.tf
@@ -144,7 +133,7 @@ def assign_groups(
                 value = _alloc(part.shape, part.dtype)
                 np.copyto(value, part)
             nbytes += value.nbytes
-            tensor = assigner.tensor(value, _tf_dtype(tf, dtype_name(value.dtype)))
+            tensor = assigner.tensor(value, tf_dtype(tf, dtype_name(value.dtype)))
             del value
             assigner.assign_many([(job, tensor)], done)
             del tensor
