@@ -71,3 +71,18 @@ class PartialRestoreError(Tf1CompatError, RuntimeError):
         super().__init__(message)
         self.changed = tuple(changed)
         self.unchanged = tuple(unchanged)
+
+
+class KerasModelError(Tf1CompatError, ValueError):
+    """The Keras model cannot take a checkpoint as it is: unbuilt, empty, or ambiguous."""
+
+
+class RemoteUnavailableError(Tf1CompatError, ImportError):
+    """A URL was given, but TensorFlow (whose file systems read URLs) is not installed."""
+
+
+class MigrationLockedError(Tf1CompatError, FileExistsError):
+    """Another migrate is writing the same destination."""
+
+    def __str__(self) -> str:  # FileExistsError would format (errno, str)
+        return str(self.args[0]) if self.args else ""
