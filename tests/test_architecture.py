@@ -347,3 +347,19 @@ def test_moved_errors_stay_importable_where_they_were():
     from tf1compat_init.keras._names import KerasModelError
 
     assert KerasModelError is errors.KerasModelError
+
+
+def test_front_ends_share_one_preamble():
+    """Front ends resolve map and policy through preamble.prepare, never by hand."""
+    by_hand = {}
+    for mod, path in _modules().items():
+        if not _is_front_end(mod):
+            continue
+        calls = {
+            ast.unparse(node.func).rpartition(".")[2]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call)
+        }
+        if calls & {"resolve_policy", "recipe_map"}:
+            by_hand[mod] = sorted(calls & {"resolve_policy", "recipe_map"})
+    assert not by_hand, by_hand

@@ -472,3 +472,27 @@ def test_migrate_takes_a_policy(tf, ckpt, tmp_path, stagings):
         policy=RestorePolicy(staging="all", optional=()),
     )
     assert set(result.tensors) == set(VALUES) and stagings[0] == "all"
+
+
+# -- the one preamble ---------------------------------------------------------------------------
+
+
+def test_prepare_checks_the_policy_then_the_recipe():
+    from tf1compat_init.errors import AssignmentMapError
+    from tf1compat_init.preamble import prepare
+    from tf1compat_init.transforms import get_recipe, list_recipes
+
+    amap, policy = prepare("load", {"a/": "b/"}, None, None, {"on_missing": "warn"})
+    assert amap == {"a/": "b/"} and policy == RestorePolicy(on_missing="warn")
+    name = next(iter(list_recipes()))
+    base = RestorePolicy(staging="all")
+    amap, policy = prepare("load", None, name, base, {"on_conflict": UNSET})
+    assert amap is get_recipe(name) and policy is base
+    with pytest.raises(ValueError, match=exact("on_missing", "skip")):
+        prepare("load", {"a": "b"}, "no-such", None, {"on_missing": "skip"})  # policy first
+    with pytest.raises(AssignmentMapError, match="no recipe named 'no-such'"):
+        prepare("load", None, "no-such", None, {})
+    with pytest.raises(AssignmentMapError, match="either assignment_map or recipe="):
+        prepare("load", {"a": "b"}, name, None, {})
+    with pytest.raises(TypeError, match=r"^load\(\) got an unexpected keyword argument 'verify'"):
+        prepare("load", None, None, None, {"verify": True}, allowed=EAGER_KEYWORDS)
