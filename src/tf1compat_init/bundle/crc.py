@@ -5,9 +5,11 @@ Backends, the first one importable and correct wins: the ``crc32c`` package (ICR
 LGPL-2.1-or-later), then ``google-crc32c`` (Apache-2.0) through its public ``extend``,
 then pure Python (about 10 MB/s: a warning is logged).
 
-Why ``crc32c`` first (benchmarks/crc_backends.py, AMD EPYC, CPU time): 12.1 vs 11.1 GB/s, 0.43
-vs 0.87 us per 4 KiB range, any buffer read in place, and the GIL freed from 32 KiB up, where
-``google_crc32c.extend`` takes only bytes and numpy arrays and never frees the GIL for arrays.
+Why ``crc32c`` first: it reads any buffer in place and frees the GIL from 32 KiB up, where
+``google_crc32c.extend`` takes only bytes and numpy arrays and never frees the GIL for arrays;
+it is also the faster (``benchmarks/README.md``, ``crc_backends.py``).
+
+Also :func:`crc32c_combine`, which joins the CRC32Cs of consecutive pieces.
 """
 
 from __future__ import annotations
