@@ -26,8 +26,9 @@ resolve against ``var_list=`` and the variable objects in the map.
 
 Policy keywords (one keyword argument each, or ``policy=`` a
 :class:`~tf1compat_init.RestorePolicy`; a keyword given as well replaces that field), as
-in :func:`~tf1compat_init.plan_restore`: ``on_missing``, ``on_mismatch``, ``optional``, ``on_conflict``, plus ``exclude``
-(regexes, see :class:`~tf1compat_init.AssignmentMap`), ``staging`` (eager mode, see
+in :func:`~tf1compat_init.plan_restore`: ``on_missing``, ``on_mismatch``, ``optional``,
+``on_conflict``, plus ``exclude`` (regexes, see :class:`~tf1compat_init.AssignmentMap`),
+``staging`` (eager mode, see
 :mod:`tf1compat_init.apply`; graph mode's one ``RestoreV2`` op reads every value before
 any assign) and, in graph mode, ``verify``:
 ``True`` reads every planned tensor at call time and checks its CRC32C, so a corrupt
