@@ -507,7 +507,7 @@ def test_graph_variables_are_refused_before_any_assign(pristine):
 def test_bad_staging_is_refused(pristine):
     prefix, values = pristine
     plan = tci.plan_restore(prefix, {})
-    with pytest.raises(ValueError, match="staging must be one of"):
+    with pytest.raises(ValueError, match="Invalid value for argument staging"):
         apply_plan(plan, {}, staging="lazy")
 
 

@@ -96,6 +96,35 @@ def test_inspect_bad_paths(capsys, ckpt, tmp_path, path, message):
 # -- plan ---------------------------------------------------------------------------------
 
 
+def test_plan_table_is_the_reports_own_rows(capsys, ckpt, tmp_path):
+    """One wording: the table's rows are RestoreReport.rows() over the source's names."""
+    from tf1compat_init import plan_restore
+    from tf1compat_init.migrate import rename_checkpoint
+
+    target = _write(
+        tmp_path / "tgt" / "t.ckpt",
+        {
+            "encoder/fc1/kernel": np.zeros((4, 3), np.float32),  # loaded, renamed
+            "encoder/fc1/bias": np.zeros(4, np.float32),  # mismatched
+            "encoder/fc2/bias": np.zeros(3, np.float32),  # missing
+        },
+    )
+    argv = ["plan", ckpt, "--target", target, "--map", "model/=encoder/", "--exclude", "Adam"]
+    rc, out, _ = run_main(capsys, *argv)
+    assert rc == 1
+    view = rename_checkpoint(ckpt, [("model/", "encoder/")], exclude=["Adam"])
+    specs = {n: (i.shape, i.dtype) for n, i in open_checkpoint(target).variables.items()}
+    report = plan_restore(view, specs, None, on_missing="ignore", on_mismatch="ignore").report
+    rows = report.rows(lambda n: view.source_names.get(n, n))
+    rows += [("excluded", k, why) for k, why in view.excluded.items()]
+    table = [line.split(None, 2) for line in out.splitlines()[2:]]
+    assert table == [[s, n, " ".join(t.split())] for s, n, t in rows]
+    sections = [r[0] for r in rows]
+    assert sections == ["mismatched", "missing", "loaded", "unused", "unused", "excluded"]
+    assert "<- model/fc1/kernel (renamed encoder/fc1/kernel)" in out
+    assert "<- model/fc1/bias: shape [4] vs checkpoint [3]" in out  # the source's name
+
+
 def test_plan_against_a_checkpoint(capsys, ckpt, tmp_path):
     target = _write(
         tmp_path / "tgt" / "t.ckpt",
@@ -370,7 +399,10 @@ def test_plan_against_a_model_factory(capsys, sub_models, factories):
     assert re.search(r"loaded +fc1/kernel +<- model/fc1/kernel \(renamed fc1/kernel\)", out)
     rc, out, err = run_main(capsys, "plan", sub_models[1], "--target", f"{factories}:build_module")
     assert rc == 1
-    assert re.search(r"missing +fc1/kernel +<- fc1/kernel not in the source; nearest: model/", out)
+    # The report's own wording (RestoreReport.rows), as str(report) shows it.
+    assert re.search(
+        r"missing +fc1/kernel +<- fc1/kernel not in checkpoint; did you mean model/", out
+    )
 
 
 def test_tf2_migrate_in_a_subprocess_is_quiet(sub_models, factories, tmp_path):

@@ -108,6 +108,17 @@ def test_matches_the_table_and_extends(data, cut, seed):
         assert extend(arr[cut:]) == _reference(data[cut:]), name
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=3000), cut=st.integers(0, 3000))
+def test_combine_joins_the_crcs_of_two_pieces(data, cut):
+    from tf1compat_init.bundle import fastread
+
+    cut = min(cut, len(data))
+    a, b = data[:cut], data[cut:]
+    assert _crc.crc32c_combine(crc32c(a), crc32c(b), len(b)) == crc32c(data)
+    assert fastread.crc32c_combine is _crc.crc32c_combine  # its old home still exports it
+
+
 def _importable(module: str) -> bool:
     try:
         __import__(module)

@@ -46,6 +46,7 @@ def message(name, value):
         "on_missing": "'error', 'warn', 'ignore'",
         "on_mismatch": "'error', 'warn', 'ignore'",
         "on_conflict": "'error', 'last'",
+        "staging": "'stream', 'all'",
     }[name]
     return (
         f"Invalid value for argument {name}. Received: {name}={value!r}. Expected one of {allowed}."
@@ -124,8 +125,7 @@ def test_restore_policy_rejects_bad_values_in_the_same_words(name, value):
 
 @pytest.mark.parametrize("value", ["lazy", None, ["all"]])
 def test_restore_policy_rejects_bad_staging(value):
-    expected = f"staging must be one of ('stream', 'all'), got {value!r}"
-    with pytest.raises(ValueError, match="^" + re.escape(expected) + "$"):
+    with pytest.raises(ValueError, match=exact("staging", value)):
         RestorePolicy(staging=value)
 
 
@@ -417,7 +417,7 @@ def test_front_end_rejects_what_is_not_a_policy(tf, ckpt, tmp_path, front_end):
 def test_front_end_rejects_bad_staging_before_touching_anything(tf, ckpt, tmp_path, front_end):
     load, state = TF_FRONT_ENDS[front_end](tf, ckpt, tmp_path)
     before = state()
-    with pytest.raises(ValueError, match=r"^staging must be one of \('stream', 'all'\), got 'x'$"):
+    with pytest.raises(ValueError, match=exact("staging", "x")):
         load(staging="x")
     assert _same(state(), before)
 
@@ -472,3 +472,27 @@ def test_migrate_takes_a_policy(tf, ckpt, tmp_path, stagings):
         policy=RestorePolicy(staging="all", optional=()),
     )
     assert set(result.tensors) == set(VALUES) and stagings[0] == "all"
+
+
+# -- the one preamble ---------------------------------------------------------------------------
+
+
+def test_prepare_checks_the_policy_then_the_recipe():
+    from tf1compat_init.errors import AssignmentMapError
+    from tf1compat_init.preamble import prepare
+    from tf1compat_init.transforms import get_recipe, list_recipes
+
+    amap, policy = prepare("load", {"a/": "b/"}, None, None, {"on_missing": "warn"})
+    assert amap == {"a/": "b/"} and policy == RestorePolicy(on_missing="warn")
+    name = next(iter(list_recipes()))
+    base = RestorePolicy(staging="all")
+    amap, policy = prepare("load", None, name, base, {"on_conflict": UNSET})
+    assert amap is get_recipe(name) and policy is base
+    with pytest.raises(ValueError, match=exact("on_missing", "skip")):
+        prepare("load", {"a": "b"}, "no-such", None, {"on_missing": "skip"})  # policy first
+    with pytest.raises(AssignmentMapError, match="no recipe named 'no-such'"):
+        prepare("load", None, "no-such", None, {})
+    with pytest.raises(AssignmentMapError, match="either assignment_map or recipe="):
+        prepare("load", {"a": "b"}, name, None, {})
+    with pytest.raises(TypeError, match=r"^load\(\) got an unexpected keyword argument 'verify'"):
+        prepare("load", None, None, None, {"verify": True}, allowed=EAGER_KEYWORDS)

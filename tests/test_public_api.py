@@ -126,7 +126,6 @@ PUBLIC_MODULES = {
     },
     "tf1compat_init.checkpoint": {
         "InitResult",
-        "ObjectPathCheckpoint",
         "restore",
         "restore_or_initialize",
         "target_variables",
@@ -254,3 +253,39 @@ def test_engine_names_are_the_modules_objects():
     assert tf1compat_init.DEFAULT_OPTIONAL is policy.DEFAULT_OPTIONAL is plan.DEFAULT_OPTIONAL
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         tf1compat_init.nothing  # noqa: B018
+
+
+#: The public callables that take policy keywords, by module.
+POLICY_TAKERS = {
+    "tf1compat_init.v1": [
+        "init_from_checkpoint",
+        "CheckpointInitHook",
+        "scaffold_init_fn",
+        "restore_saver",
+    ],
+    "tf1compat_init.checkpoint": ["restore", "restore_or_initialize", "plan_for_root"],
+    "tf1compat_init.keras": ["load_checkpoint", "plan_checkpoint", "CheckpointInit"],
+    "tf1compat_init.migrate": ["migrate"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(POLICY_TAKERS))
+def test_public_functions_spell_out_their_keywords(module):
+    """``help()`` and editors show every keyword: no ``**kwargs`` on a public callable."""
+    import inspect
+
+    from tf1compat_init.policy import EAGER_KEYWORDS
+
+    if module in NEEDS_TF or module == "tf1compat_init.keras":
+        pytest.importorskip("tensorflow")
+    mod = importlib.import_module(module)
+    for name in POLICY_TAKERS[module]:
+        params = inspect.signature(getattr(mod, name)).parameters
+        assert not [p for p in params.values() if p.kind is p.VAR_KEYWORD], name
+        wanted = (
+            ("on_missing", "on_mismatch", "optional")
+            if module.endswith("migrate")
+            else (EAGER_KEYWORDS)
+        )
+        assert set(wanted) <= set(params), (name, set(wanted) - set(params))
+        assert all(params[k].kind is params[k].KEYWORD_ONLY for k in wanted), name

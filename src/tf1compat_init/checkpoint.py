@@ -35,15 +35,14 @@ from typing import Any
 from .errors import TargetError
 from .mapping import AssignmentMap
 from .plan import plan_restore
-from .policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
+from .policy import UNSET, RestorePolicy
+from .preamble import prepare
 from .reader import CheckpointInfo, open_checkpoint
 from .report import RestoreReport
-from .transforms import recipe_map
 from .view import NamedView, object_paths
 
 __all__ = [
     "InitResult",
-    "ObjectPathCheckpoint",
     "restore",
     "restore_or_initialize",
     "target_variables",
@@ -55,23 +54,13 @@ logger = logging.getLogger(__name__)
 # -- the checkpoint side: object-based checkpoints by object path ---------------------------
 
 
-def ObjectPathCheckpoint(info: CheckpointInfo) -> NamedView:  # noqa: N802 - the old class name
-    """An object-based checkpoint seen by readable object path instead of raw key.
-
-    ``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`` is listed as ``model/dense/kernel``;
-    a key with no object path (or two keys sharing one) keeps its raw key. The
-    :class:`~tf1compat_init.view.NamedView` it returns is a drop-in checkpoint for
-    :func:`~tf1compat_init.plan_restore` and :func:`~tf1compat_init.apply.apply_plan`
-    (``keys``: object path -> raw checkpoint key).
-    """
-    return object_paths(info)
-
-
 def as_named_checkpoint(checkpoint: Any) -> Any:
     """Opens ``checkpoint`` (a path or an opened one) as the engine should see it.
 
-    Name-based checkpoints are returned as they are; object-based ones as an
-    :class:`ObjectPathCheckpoint`.
+    Name-based checkpoints are returned as they are; object-based ones as a
+    :class:`~tf1compat_init.view.NamedView` by readable object path
+    (``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`` as ``model/dense/kernel``; a key
+    with no object path, or two keys sharing one, keeps its raw key).
     """
     if isinstance(checkpoint, NamedView) or (
         hasattr(checkpoint, "variables") and not isinstance(checkpoint, CheckpointInfo)
@@ -228,15 +217,21 @@ def plan_for_root(
     *,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
 ) -> tuple[Any, dict[str, Any]]:
     """The checked plan for restoring ``root`` from ``checkpoint``, and its targets.
 
     Nothing is assigned. See :func:`restore` for the arguments.
     """
     # Before the checkpoint is opened or a variable is looked at, in the policy's words.
-    policy = resolve_policy("plan_for_root", policy, keywords, allowed=EAGER_KEYWORDS)
-    assignment_map = recipe_map(assignment_map, recipe)
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+    assignment_map, policy = prepare("plan_for_root", assignment_map, recipe, policy, given)
     source = as_named_checkpoint(checkpoint)
     readable = getattr(source, "format", "name-based") != "object-based"
     targets = target_variables(root, readable=readable)
@@ -308,18 +303,18 @@ def restore(
 
     given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
     given.update(optional=optional, on_conflict=on_conflict, staging=staging)
-    policy = resolve_policy("restore", policy, given)
+    # Checked here too (plan_checkpoint and plan_for_root check again): the Keras
+    # dispatch below must not be reached with a bad value.
+    assignment_map, policy = prepare("restore", assignment_map, recipe, policy, given)
     if _is_keras(root):
         # A Keras model is the Keras front end's: its names, its view of object-based
         # checkpoints, its "auto" map. This is a thin adapter, so the two never disagree.
         from .keras import plan_checkpoint
 
         path = getattr(ckpt_dir_or_file, "prefix", ckpt_dir_or_file)
-        plan, targets = plan_checkpoint(root, path, assignment_map, recipe=recipe, policy=policy)
+        plan, targets = plan_checkpoint(root, path, assignment_map, policy=policy)
     else:
-        plan, targets = plan_for_root(
-            root, ckpt_dir_or_file, assignment_map, recipe=recipe, policy=policy
-        )
+        plan, targets = plan_for_root(root, ckpt_dir_or_file, assignment_map, policy=policy)
     return apply_plan(plan, targets)
 
 
@@ -358,7 +353,12 @@ def restore_or_initialize(
     *,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
 ) -> InitResult:
     """Resumes a ``tf.train.CheckpointManager``'s run, or warm-starts it once.
 
@@ -373,11 +373,11 @@ def restore_or_initialize(
         manager: a ``tf.train.CheckpointManager``.
         warm_start_from: a pretrained checkpoint (directory or prefix), or ``None``.
         assignment_map: the map for the warm start (see :func:`restore`).
-        policy: a :class:`~tf1compat_init.RestorePolicy` for the warm start, or its
-            fields as keywords:
-        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``, ``staging`` (as in :func:`restore`).
         recipe: as in :func:`restore`.
+        policy: a :class:`~tf1compat_init.RestorePolicy` for the warm start; keywords
+            below replace its fields.
+        exclude, on_missing, on_mismatch, optional, on_conflict, staging: as in
+            :func:`restore`.
 
     Returns:
         An :class:`InitResult`.
@@ -394,16 +394,16 @@ def restore_or_initialize(
     """
     # Checked before the resume branch, so a bad value fails on every run, not only on
     # the one that warm-starts.
-    policy = resolve_policy("restore_or_initialize", policy, keywords, allowed=EAGER_KEYWORDS)
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+    assignment_map, policy = prepare("restore_or_initialize", assignment_map, recipe, policy, given)
     latest = manager.latest_checkpoint
     if latest:
         status = manager.checkpoint.restore(latest)
         logger.info("resumed from %s; warm start skipped", latest)
         return InitResult("resumed", latest, None, status)
     if warm_start_from is not None:
-        report = restore(
-            manager.checkpoint, warm_start_from, assignment_map, recipe=recipe, policy=policy
-        )
+        report = restore(manager.checkpoint, warm_start_from, assignment_map, policy=policy)
         logger.info("warm-started from %s: %s", report.checkpoint, report.summary())
         return InitResult("warm_started", report.checkpoint, report, None)
     manager.restore_or_initialize()  # runs the manager's init_fn, if it has one

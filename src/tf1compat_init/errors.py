@@ -75,3 +75,18 @@ class PartialRestoreError(Tf1CompatError, RuntimeError):
 
 class TransformError(AssignmentMapError):
     """A transform cannot apply: bad arguments, syntax, or shapes that do not fit it."""
+
+
+class KerasModelError(Tf1CompatError, ValueError):
+    """The Keras model cannot take a checkpoint as it is: unbuilt, empty, or ambiguous."""
+
+
+class RemoteUnavailableError(Tf1CompatError, ImportError):
+    """A URL was given, but TensorFlow (whose file systems read URLs) is not installed."""
+
+
+class MigrationLockedError(Tf1CompatError, FileExistsError):
+    """Another migrate is writing the same destination."""
+
+    def __str__(self) -> str:  # FileExistsError would format (errno, str)
+        return str(self.args[0]) if self.args else ""

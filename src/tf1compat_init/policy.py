@@ -8,7 +8,8 @@ planner reads ``on_missing``, ``on_mismatch``, ``on_conflict``, ``optional`` and
 reads ``staging``; the ``tf.compat.v1`` graph front end reads ``verify``.
 
 Every front end takes the policy either as keywords (``on_missing="warn"``) or as
-``policy=RestorePolicy(...)``; keywords given as well replace those fields of ``policy``.
+``policy=RestorePolicy(...)``; keywords given as well replace those fields of ``policy``
+(:func:`tf1compat_init.preamble.prepare` resolves both, for every front end).
 
 Pure Python; imports nothing else from the package, so the grammar
 (:mod:`tf1compat_init.mapping`) and the planner (:mod:`tf1compat_init.plan`) can both use it.
@@ -118,7 +119,10 @@ def check_policy_value(name: str, value: Any) -> None:
         ...
         ValueError: Invalid value for argument on_conflict. Received: on_conflict='first'. ...
     """
-    choices = POLICY_CHOICES[name]
+    _check_choice(name, value, POLICY_CHOICES[name])
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     # The str check first: ``in`` on an array or other odd object could raise or mislead.
     if not isinstance(value, str) or value not in choices:
         raise ValueError(
@@ -173,7 +177,7 @@ class RestorePolicy:
 
     Raises:
         ValueError: a value it does not accept, in the words of
-            :func:`check_policy_value` (``staging``: ``staging must be one of ...``).
+            :func:`check_policy_value` (``staging`` included).
         TypeError: ``verify`` is not a bool.
 
     Example:
@@ -198,8 +202,7 @@ class RestorePolicy:
         check_policy_value("on_missing", self.on_missing)
         check_policy_value("on_mismatch", self.on_mismatch)
         check_policy_value("on_conflict", self.on_conflict)
-        if not isinstance(self.staging, str) or self.staging not in STAGING_CHOICES:
-            raise ValueError(f"staging must be one of {STAGING_CHOICES}, got {self.staging!r}")
+        _check_choice("staging", self.staging, STAGING_CHOICES)
         if not isinstance(self.verify, bool):
             raise TypeError(
                 f"Invalid value for argument verify. Received: verify={self.verify!r}. "

@@ -5,6 +5,7 @@ Pure Python: no TensorFlow.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -117,30 +118,54 @@ class RestoreReport:
             f"{len(self.untouched)} untouched, {len(self.unused)} unused{dropped}"
         )
 
-    def __str__(self) -> str:
-        verb = "Restored from" if self.applied else "Plan for"
-        lines = [f"{verb} {self.checkpoint}: {self.summary()}"]
-        rows: list[tuple[str, str, str]] = []
-        rows += [
-            ("mismatched", m.target, f"<- {m.checkpoint_key}: {m.reason}") for m in self.mismatched
+    def rows(self, key_name: Callable[[str], str] | None = None) -> list[tuple[str, str, str]]:
+        """Every target and checkpoint key, as ``(section, name, what happens)`` rows.
+
+        The one wording of a report, shared by ``str(report)`` and the CLI's ``plan``
+        table. Sections in order: mismatched, missing, loaded, untouched, unused,
+        excluded, dropped.
+
+        Args:
+            key_name: how to show a checkpoint key (``tf1compat-init plan`` shows a renamed
+                key by its source name); by default as it is. A loaded row whose key is
+                shown by another name adds ``(renamed KEY)``.
+
+        Example:
+            >>> RestoreReport("ckpt", loaded={"dense/kernel": "model/dense/kernel"}).rows()
+            [('loaded', 'dense/kernel', '<- model/dense/kernel')]
+        """
+        show = key_name or str
+        rows: list[tuple[str, str, str]] = [
+            ("mismatched", m.target, f"<- {show(m.checkpoint_key)}: {m.reason}")
+            for m in self.mismatched
         ]
         opt = set(self.optional)
         for t, k in self.missing.items():
             note = " (optional)" if t in opt else ""
             near = self.suggestions.get(t)
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            rows.append(("missing", t, f"<- {k} not in checkpoint{note}{hint}"))
+            hint = f"; did you mean {', '.join(map(show, near))}?" if near else ""
+            rows.append(("missing", t, f"<- {show(k)} not in checkpoint{note}{hint}"))
         via = self.transforms
-        rows += [
-            ("loaded", t, f"<- {k}" + (f" | {via[t]}" if t in via else ""))
-            for t, k in self.loaded.items()
-        ]
+        for t, k in self.loaded.items():
+            # A key shown by another name (a renamed source) says which key it loads under.
+            renamed = f" (renamed {k})" if show(k) != k else ""
+            rows.append(
+                ("loaded", t, f"<- {show(k)}{renamed}" + (f" | {via[t]}" if t in via else ""))
+            )
         rows += [
             ("untouched", t, "(no rule covers it; keeps its initial value)") for t in self.untouched
         ]
-        rows += [("unused", k, "(checkpoint key nothing loads)") for k in self.unused]
-        rows += [("excluded", t, f"<- {k} (exclude pattern)") for t, k in self.excluded.items()]
-        rows += [("dropped", k, f"({why})") for k, why in self.dropped.items()]
+        rows += [("unused", show(k), "(checkpoint key nothing loads)") for k in self.unused]
+        rows += [
+            ("excluded", t, f"<- {show(k)} (exclude pattern)") for t, k in self.excluded.items()
+        ]
+        rows += [("dropped", show(k), f"({why})") for k, why in self.dropped.items()]
+        return rows
+
+    def __str__(self) -> str:
+        verb = "Restored from" if self.applied else "Plan for"
+        lines = [f"{verb} {self.checkpoint}: {self.summary()}"]
+        rows = self.rows()
         width = min(60, max((len(r[1]) for r in rows), default=0))
         shown: dict[str, int] = {}
         for section, name, text in rows:

@@ -5,9 +5,11 @@ Backends, the first one importable and correct wins: the ``crc32c`` package (ICR
 LGPL-2.1-or-later), then ``google-crc32c`` (Apache-2.0) through its public ``extend``,
 then pure Python (about 10 MB/s: a warning is logged).
 
-Why ``crc32c`` first (benchmarks/crc_backends.py, AMD EPYC, CPU time): 12.1 vs 11.1 GB/s, 0.43
-vs 0.87 us per 4 KiB range, any buffer read in place, and the GIL freed from 32 KiB up, where
-``google_crc32c.extend`` takes only bytes and numpy arrays and never frees the GIL for arrays.
+Why ``crc32c`` first: it reads any buffer in place and frees the GIL from 32 KiB up, where
+``google_crc32c.extend`` takes only bytes and numpy arrays and never frees the GIL for arrays;
+it is also the faster (``benchmarks/README.md``, ``crc_backends.py``).
+
+Also :func:`crc32c_combine`, which joins the CRC32Cs of consecutive pieces.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ import numpy as np
 _LOG = logging.getLogger(__name__)
 
 
-__all__ = ["backend_name", "crc32c", "crc32c_extender", "mask_crc", "unmask_crc"]
+__all__ = [
+    "backend_name",
+    "crc32c",
+    "crc32c_combine",
+    "crc32c_extender",
+    "mask_crc",
+    "unmask_crc",
+]
 
 _CRC_MASK_DELTA = 0xA282EAD8
 _U32 = 0xFFFFFFFF
@@ -232,3 +241,68 @@ def crc32c(data: Any, value: int = 0) -> int:
     elif not isinstance(data, bytes):
         data = np.frombuffer(data, dtype=np.uint8)  # any contiguous buffer, any format
     return _current()[1](data, value & _U32)
+
+
+# ---------------------------------------------------------------------------
+# Joining CRC32Cs of consecutive pieces.
+# ---------------------------------------------------------------------------
+
+_POLY_REFLECTED = 0x82F63B78
+
+
+def _gf2_times(matrix: list[int], vector: int) -> int:
+    out = 0
+    i = 0
+    while vector:
+        if vector & 1:
+            out ^= matrix[i]
+        vector >>= 1
+        i += 1
+    return out
+
+
+def _gf2_square(matrix: list[int]) -> list[int]:
+    return [_gf2_times(matrix, row) for row in matrix]
+
+
+def _zero_byte_operators() -> list[list[int]]:
+    # ops[k] advances a CRC register over 2**k zero bytes; built once.
+    one_bit = [_POLY_REFLECTED] + [1 << (n - 1) for n in range(1, 32)]
+    op = _gf2_square(_gf2_square(_gf2_square(one_bit)))  # 8 zero bits
+    ops = [op]
+    for _ in range(63):
+        op = _gf2_square(op)
+        ops.append(op)
+    return ops
+
+
+_ZERO_OPS: list[list[int]] | None = None
+
+
+def crc32c_combine(crc1: int, crc2: int, len2: int) -> int:
+    """The CRC32C of ``A + B`` from ``crc32c(A)``, ``crc32c(B)`` and ``len(B)``.
+
+    The method of zlib's ``crc32_combine``, for the Castagnoli polynomial: the
+    CRC register of ``A`` is advanced over ``len(B)`` zero bytes by repeated
+    squaring of the one-zero-bit operator in GF(2), then XORed with ``crc32c(B)``.
+
+    Args:
+        crc1: the CRC32C of the first piece.
+        crc2: the CRC32C of the second piece.
+        len2: the second piece's length in bytes.
+
+    Returns:
+        The CRC32C of the concatenation.
+    """
+    global _ZERO_OPS
+    if len2 <= 0:
+        return crc1
+    if _ZERO_OPS is None:
+        _ZERO_OPS = _zero_byte_operators()
+    k = 0
+    while len2:
+        if len2 & 1:
+            crc1 = _gf2_times(_ZERO_OPS[k], crc1)
+        len2 >>= 1
+        k += 1
+    return crc1 ^ crc2

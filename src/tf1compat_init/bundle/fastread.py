@@ -23,8 +23,8 @@ faults; a plain stream follows the verify pass and copies from the mapping it fi
 
 Once a copy has read its bytes from a mapped file, the worker thread that made it drops
 those pages from the process's page tables (``madvise(MADV_DONTNEED)``; the page cache
-keeps them). Unmapping is then nearly free: otherwise tearing down the mapping of a
-512 MiB file cost 15 ms at the end of every restore, on one thread.
+keeps them). Unmapping is then nearly free (the measurements behind this and the
+constants below are in ``benchmarks/README.md``).
 
 Data files are memory-mapped read-only and stay open until :meth:`FastReader.close`,
 so a checkpoint that is replaced or deleted during a restore is read consistently.
@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import CheckpointCorruptError, UnsupportedCheckpointError
-from .crc import crc32c_extender, unmask_crc
+from .crc import crc32c_combine, crc32c_extender, unmask_crc
 from .entries import BundleEntry
 from .reader import BundleReader
 
@@ -83,18 +83,15 @@ PIECE_BYTES = 8 << 20
 #: for transparent huge pages for arrays of 4 MiB or more; where the kernel compacts
 #: memory to find them (``defrag=madvise``, the usual default) and the page cache has
 #: fragmented it (as reading checkpoints does), that stalls the first restores of a
-#: process: measured on 2,000 tensors of 64 KiB, 277, 205 and 54 ms of system time in
-#: the first three restores, against 93, 92 and 85 with smaller groups (the copies
-#: and checksums of those restores took 200, 163, 97 ms against 75, 86, 85); from
-#: the fourth on, 10-20 ms either way.
+#: process.
 GROUP_BYTES = (4 << 20) - 2 * ALIGNMENT
 
 #: Groups of small tensors this big or bigger take their buffer from the caller's
 #: ``allocate`` (TensorFlow's allocator, which reuses freed memory), smaller ones from
 #: numpy. A group of a few KiB between big tensors, placed by TensorFlow's allocator in
-#: the memory a replaced big value freed, kept the next big value from reusing it: a
-#: 2 GiB restore (64 MiB kernels, 16 KiB biases) peaked at 192 MiB instead of 128. A
-#: group under 1 MiB costs at most 256 page faults in fresh memory.
+#: the memory a replaced big value freed, kept the next big value from reusing it, so a
+#: restore peaked higher. A group under 1 MiB costs at most 256 page faults in fresh
+#: memory.
 ALLOCATED_GROUP_BYTES = 1 << 20
 
 #: Default bytes in flight during streaming, on top of the largest single request.
@@ -135,71 +132,6 @@ def aligned_empty(shape: Sequence[int], dtype: Any, align: int = ALIGNMENT) -> n
     raw = np.empty(nbytes + align, dtype=np.uint8)
     start = (-raw.ctypes.data) % align
     return raw[start : start + nbytes].view(dtype).reshape(tuple(shape))
-
-
-# ---------------------------------------------------------------------------
-# Joining CRC32Cs of consecutive pieces.
-# ---------------------------------------------------------------------------
-
-_POLY_REFLECTED = 0x82F63B78
-
-
-def _gf2_times(matrix: list[int], vector: int) -> int:
-    out = 0
-    i = 0
-    while vector:
-        if vector & 1:
-            out ^= matrix[i]
-        vector >>= 1
-        i += 1
-    return out
-
-
-def _gf2_square(matrix: list[int]) -> list[int]:
-    return [_gf2_times(matrix, row) for row in matrix]
-
-
-def _zero_byte_operators() -> list[list[int]]:
-    # ops[k] advances a CRC register over 2**k zero bytes; built once.
-    one_bit = [_POLY_REFLECTED] + [1 << (n - 1) for n in range(1, 32)]
-    op = _gf2_square(_gf2_square(_gf2_square(one_bit)))  # 8 zero bits
-    ops = [op]
-    for _ in range(63):
-        op = _gf2_square(op)
-        ops.append(op)
-    return ops
-
-
-_ZERO_OPS: list[list[int]] | None = None
-
-
-def crc32c_combine(crc1: int, crc2: int, len2: int) -> int:
-    """The CRC32C of ``A + B`` from ``crc32c(A)``, ``crc32c(B)`` and ``len(B)``.
-
-    The method of zlib's ``crc32_combine``, for the Castagnoli polynomial: the
-    CRC register of ``A`` is advanced over ``len(B)`` zero bytes by repeated
-    squaring of the one-zero-bit operator in GF(2), then XORed with ``crc32c(B)``.
-
-    Args:
-        crc1: the CRC32C of the first piece.
-        crc2: the CRC32C of the second piece.
-        len2: the second piece's length in bytes.
-
-    Returns:
-        The CRC32C of the concatenation.
-    """
-    global _ZERO_OPS
-    if len2 <= 0:
-        return crc1
-    if _ZERO_OPS is None:
-        _ZERO_OPS = _zero_byte_operators()
-    k = 0
-    while len2:
-        if len2 & 1:
-            crc1 = _gf2_times(_ZERO_OPS[k], crc1)
-        len2 >>= 1
-        k += 1
-    return crc1 ^ crc2
 
 
 # ---------------------------------------------------------------------------
@@ -359,10 +291,8 @@ class _Task:
 
 #: A big tensor's piece is copied in chunks of this size, each checksummed right
 #: after it is copied, while it is still in the core's cache: the checksum then does
-#: not read the piece from memory a second time. Measured on 512 MiB staged whole
-#: (2 threads, alternating runs): 83 ms against 89 ms for copying each 8 MiB piece and
-#: then checksumming it; 256 KiB and 1 MiB chunks did as well. Groups of small
-#: tensors are not chunked: their Python work per tensor made that 5% slower.
+#: not read the piece from memory a second time. Groups of small tensors are not
+#: chunked: their Python work per tensor made that slower.
 INTERLEAVE_BYTES = 512 << 10
 
 
@@ -753,9 +683,8 @@ class FastReader:
 
         ``unmapped``: no pass has mapped these bytes yet (a checksumming stream, which
         reads each value once). They are then read with ``preadv``, sparing the page
-        faults of the mapping (64 MiB staged whole: 20 to 15 ms). After the verify
-        pass has mapped them, copying from the mapping beats the kernel's copy (512 MiB
-        streamed: 150 against 165 ms).
+        faults of the mapping. After the verify pass has mapped them, copying from the
+        mapping beats the kernel's copy.
         """
         if unmapped and _PREAD:
             f = self._files[shard]

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import CheckpointCorruptError, UnsupportedCheckpointError
 from . import storage as _storage
-from .crc import crc32c, unmask_crc
+from .crc import crc32c, crc32c_combine, unmask_crc
 from .entries import BundleEntry
 from .fastread import (
     ALLOCATED_GROUP_BYTES,
@@ -40,7 +40,6 @@ from .fastread import (
     _align_up,
     _allocated,
     aligned_empty,
-    crc32c_combine,
     default_threads,
 )
 from .reader import BundleReader

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import CheckpointNotFoundError, Tf1CompatError
+from ..errors import CheckpointNotFoundError, RemoteUnavailableError
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -55,10 +55,6 @@ READ_CHUNK = 8 << 20
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 T = TypeVar("T")
-
-
-class RemoteUnavailableError(Tf1CompatError, ImportError):
-    """A URL was given, but TensorFlow (whose file systems read URLs) is not installed."""
 
 
 def is_url(path: str) -> bool:

@@ -41,10 +41,11 @@ import tensorflow as tf
 
 from ..bundle import storage as _storage
 from ..errors import CheckpointNotFoundError
-from ..policy import RestorePolicy
+from ..policy import UNSET, RestorePolicy
+from ..preamble import prepare
 from ..reader import pretrained_path
 from ..report import RestoreReport
-from ._load import check_map, check_policy, load_checkpoint
+from ._load import check_map, load_checkpoint
 
 __all__ = ["CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep"]
 
@@ -237,9 +238,9 @@ class CheckpointInit(Callback):
             with a warning instead of raising.
         resume_dir: directories whose checkpoint or backup means "this run resumes".
         recipe: as :func:`~tf1compat_init.keras.load_checkpoint`.
-        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
-        **keywords: as :func:`~tf1compat_init.keras.load_checkpoint` (``staging``
-            included).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; keywords below replace its fields.
+        exclude, on_missing, on_mismatch, optional, on_conflict, staging: as
+            :func:`~tf1compat_init.keras.load_checkpoint`.
 
     Attributes:
         policy: the :class:`~tf1compat_init.RestorePolicy` the warm start runs with.
@@ -262,11 +263,19 @@ class CheckpointInit(Callback):
         resume_dir: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
         recipe: Any = None,
         policy: RestorePolicy | None = None,
-        **keywords: Any,
+        exclude: Any = UNSET,
+        on_missing: str = UNSET,
+        on_mismatch: str = UNSET,
+        optional: Any = UNSET,
+        on_conflict: str = UNSET,
+        staging: str = UNSET,
     ) -> None:
         super().__init__()
         check_map(assignment_map)
-        policy = check_policy("CheckpointInit", policy, keywords, recipe)
+        given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+        given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+        # Only checked here: load_checkpoint resolves the recipe again when the run starts.
+        _, policy = prepare("CheckpointInit", assignment_map, recipe, policy, given)
         if ckpt_dir_or_file is None and not allow_missing:
             raise CheckpointNotFoundError(
                 "CheckpointInit got no checkpoint (None). On a first run "

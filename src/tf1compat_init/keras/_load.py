@@ -15,10 +15,10 @@ from ..apply import apply_plan
 from ..errors import AssignmentMapError, CheckpointMismatchError
 from ..mapping import AssignmentMap, nearest
 from ..plan import RestorePlan, plan_restore
-from ..policy import EAGER_KEYWORDS, RestorePolicy, resolve_policy
+from ..policy import UNSET, RestorePolicy
+from ..preamble import prepare
 from ..reader import open_checkpoint
 from ..report import RestoreReport
-from ..transforms import get_recipe, recipe_map
 from ..variables import target_specs
 from ._names import (
     checkpoint_view,
@@ -29,16 +29,6 @@ from ._names import (
 )
 
 logger = logging.getLogger(__name__)
-
-
-def check_policy(
-    api: str, policy: RestorePolicy | None, keywords: dict[str, Any], recipe: Any
-) -> RestorePolicy:
-    """The call's policy, and its recipe's name checked, before any model is looked at."""
-    policy = resolve_policy(api, policy, keywords, allowed=EAGER_KEYWORDS)
-    if recipe is not None:
-        get_recipe(recipe)  # an unknown name fails before any model is looked at
-    return policy
 
 
 def check_map(assignment_map: Any) -> None:
@@ -58,7 +48,12 @@ def plan_checkpoint(
     *,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
 ) -> tuple[RestorePlan, dict[str, Any]]:
     """Plans loading a checkpoint into a Keras model, changing nothing.
 
@@ -73,8 +68,9 @@ def plan_checkpoint(
         >>> plan, _ = plan_checkpoint(model, "pretrained/", "auto")  # doctest: +SKIP
         >>> print(plan.report)  # doctest: +SKIP
     """
-    policy = check_policy("plan_checkpoint", policy, keywords, recipe)
-    assignment_map = recipe_map(assignment_map, recipe)
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+    assignment_map, policy = prepare("plan_checkpoint", assignment_map, recipe, policy, given)
     check_map(assignment_map)
     names = weight_names(model)
     targets = model_targets(names)
@@ -150,7 +146,12 @@ def load_checkpoint(
     *,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
 ) -> RestoreReport:
     """Loads a TF1 name-based or TF2 object-based checkpoint into a Keras model.
 
@@ -170,12 +171,14 @@ def load_checkpoint(
             :class:`~tf1compat_init.AssignmentMap`, or a
             :class:`~tf1compat_init.transforms.Recipe`.
         recipe: a registered recipe's name or a ``Recipe``, instead of a map.
-        policy: a :class:`~tf1compat_init.RestorePolicy`; or its fields as keywords
-            (a keyword given as well replaces that field):
-        **keywords: ``on_missing``, ``on_mismatch`` (``"error"``, ``"warn"``,
-            ``"ignore"``), ``optional`` (regexes of weights that may be missing),
-            ``on_conflict`` (``"error"`` or ``"last"``), ``exclude`` (regexes),
-            ``staging`` (``"stream"`` or ``"all"``, see :mod:`tf1compat_init.apply`).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; a keyword below given as well
+            replaces that field (an unset one keeps the policy's value).
+        exclude: regexes; a pair whose checkpoint name or weight name matches is dropped.
+        on_missing, on_mismatch: ``"error"`` (default), ``"warn"`` or ``"ignore"``.
+        optional: regexes of weights that may be missing (default
+            :data:`~tf1compat_init.DEFAULT_OPTIONAL`).
+        on_conflict: ``"error"`` (default) or ``"last"``.
+        staging: ``"stream"`` (default) or ``"all"`` (see :mod:`tf1compat_init.apply`).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport` (``report.applied_map`` holds the
@@ -195,8 +198,8 @@ def load_checkpoint(
         >>> report.loaded  # doctest: +SKIP
         {'dense/bias': 'model/dense/bias', 'dense/kernel': 'model/dense/kernel'}
     """
-    policy = check_policy("load_checkpoint", policy, keywords, recipe)
-    plan, targets = plan_checkpoint(
-        model, ckpt_dir_or_file, assignment_map, recipe=recipe, policy=policy
-    )
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging)
+    assignment_map, policy = prepare("load_checkpoint", assignment_map, recipe, policy, given)
+    plan, targets = plan_checkpoint(model, ckpt_dir_or_file, assignment_map, policy=policy)
     return apply_plan(plan, targets)

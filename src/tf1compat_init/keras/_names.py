@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AssignmentMapError, Tf1CompatError
+from ..errors import AssignmentMapError, KerasModelError
 from ..mapping import ROOT, AssignmentMap
 from ..plan import dtype_name
 from ..reader import CheckpointInfo
@@ -40,10 +40,6 @@ logger = logging.getLogger(__name__)
 
 _TF_SUFFIX = re.compile(r":\d+$")
 _NUMBERED = re.compile(r"^(.*?)_(\d+)$")
-
-
-class KerasModelError(Tf1CompatError, ValueError):
-    """The Keras model cannot take a checkpoint as it is: unbuilt, empty, or ambiguous."""
 
 
 # -- flavour ------------------------------------------------------------------------------

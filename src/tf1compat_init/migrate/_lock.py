@@ -13,16 +13,9 @@ import socket
 from collections.abc import Iterator
 
 from ..bundle import storage as _storage
-from ..errors import Tf1CompatError
+from ..errors import MigrationLockedError
 
 __all__ = ["MigrationLockedError", "locked"]
-
-
-class MigrationLockedError(Tf1CompatError, FileExistsError):
-    """Another migrate is writing the same destination."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 @contextlib.contextmanager

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..bundle import storage as _storage
-from ..policy import EAGER_KEYWORDS, UNSET, RestorePolicy, resolve_policy
+from ..policy import UNSET, RestorePolicy
+from ..preamble import prepare
 from . import _destination, _lock, _model, _safetensors, _tf1
 from ._bytes import Progress, human
 from ._loaders import load_factory
@@ -175,7 +176,7 @@ def migrate(
         ...     # doctest: +SKIP
     """
     given = {"on_missing": on_missing, "on_mismatch": on_mismatch, "optional": optional}
-    policy = resolve_policy("migrate", policy, given, allowed=EAGER_KEYWORDS)
+    assignment_map, policy = prepare("migrate", assignment_map, recipe, policy, given)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
     dst = os.fspath(dst)
@@ -188,9 +189,6 @@ def migrate(
         )
     if format in ("tf1", "safetensors") and model is not None:
         raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
-    from ..transforms import recipe_map
-
-    assignment_map = recipe_map(assignment_map, recipe)
     built, shapes, src = _model.prebuild(src, assignment_map, model, exclude)
     view = rename_checkpoint(
         src,

@@ -24,10 +24,11 @@ graph (``tf.Variable`` and Keras variables included), not only against ``get_var
 variables in the variable store. In eager mode there is no graph to search, so names
 resolve against ``var_list=`` and the variable objects in the map.
 
-Policy keywords (``**keywords``, or ``policy=`` a :class:`~tf1compat_init.RestorePolicy`;
-a keyword given as well replaces that field), as in :func:`~tf1compat_init.plan_restore`:
-``on_missing``, ``on_mismatch``, ``optional``, ``on_conflict``, plus ``exclude``
-(regexes, see :class:`~tf1compat_init.AssignmentMap`), ``staging`` (eager mode, see
+Policy keywords (one keyword argument each, or ``policy=`` a
+:class:`~tf1compat_init.RestorePolicy`; a keyword given as well replaces that field), as
+in :func:`~tf1compat_init.plan_restore`: ``on_missing``, ``on_mismatch``, ``optional``,
+``on_conflict``, plus ``exclude`` (regexes, see :class:`~tf1compat_init.AssignmentMap`),
+``staging`` (eager mode, see
 :mod:`tf1compat_init.apply`; graph mode's one ``RestoreV2`` op reads every value before
 any assign) and, in graph mode, ``verify``:
 ``True`` reads every planned tensor at call time and checks its CRC32C, so a corrupt
@@ -45,12 +46,13 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..policy import RestorePolicy
+from ..policy import UNSET, RestorePolicy
+from ..preamble import prepare
 from ..reader import pretrained_path
 from ..report import RestoreReport
 from . import _graph, _graph_def
 from ._graph_def import CheckpointSaverHook, can_save_graph_def
-from ._plan import check_call, eager_init, graph_or_raise, make_map, plan_in_graph
+from ._plan import eager_init, graph_or_raise, make_map, plan_in_graph
 from ._saver import PlannedSaver, init_unrestored, restore_saver
 from ._warm_start import warm_start
 
@@ -83,7 +85,13 @@ def init_from_checkpoint(
     var_list: Iterable[Any] | None = None,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
+    verify: bool = UNSET,
 ) -> RestoreReport:
     """Initializes variables from a checkpoint: ``tf.compat.v1.train.init_from_checkpoint``, checked.
 
@@ -103,11 +111,15 @@ def init_from_checkpoint(
         var_list: the variables names resolve against; by default the graph's global
             variables (graph mode). Required in eager mode unless the map holds objects.
         recipe: a registered recipe's name or a ``Recipe``, instead of a map.
-        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
-        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict`` (see :func:`~tf1compat_init.plan_restore`), ``staging``
-            (eager mode), ``verify`` (graph mode: check every planned tensor's CRC32C
-            now; see the module doc).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; a policy keyword below given
+            as well replaces that field (an unset one keeps the policy's value).
+        exclude, on_missing, on_mismatch, optional, on_conflict: the policies of
+            :func:`~tf1compat_init.plan_restore` (defaults ``()``, ``"error"``,
+            ``"error"``, :data:`~tf1compat_init.DEFAULT_OPTIONAL`, ``"error"``).
+        staging: eager mode: ``"stream"`` (default) or ``"all"`` (see
+            :mod:`tf1compat_init.apply`).
+        verify: graph mode: check every planned tensor's CRC32C now (see the module
+            doc; default ``False``).
 
     Returns:
         The :class:`~tf1compat_init.RestoreReport`; ``applied`` is ``True`` in eager mode
@@ -124,9 +136,9 @@ def init_from_checkpoint(
         ...     build_model()
         ...     report = init_from_checkpoint("pretrained/", {"model/": "sub_model_2/"})
     """
-    assignment_map, policy = check_call(
-        "init_from_checkpoint", assignment_map, recipe, policy, keywords
-    )
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging, verify=verify)
+    assignment_map, policy = prepare("init_from_checkpoint", assignment_map, recipe, policy, given)
     if tf.executing_eagerly():
         return eager_init(ckpt_dir_or_file, assignment_map, var_list, policy)
     graph = graph_or_raise("init_from_checkpoint")
@@ -167,9 +179,9 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         allow_missing: when nothing is at ``ckpt_dir_or_file`` (``None`` included), log a
             warning and train from the initial values instead of raising.
         recipe: as in :func:`init_from_checkpoint`.
-        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
-        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``, ``staging``, ``verify`` (as in :func:`init_from_checkpoint`).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; keywords below replace its fields.
+        exclude, on_missing, on_mismatch, optional, on_conflict, staging, verify: as in
+            :func:`init_from_checkpoint`.
 
     Attributes:
         report: the :class:`~tf1compat_init.RestoreReport` of the last ``begin()``, or
@@ -189,10 +201,18 @@ class CheckpointInitHook(tf.compat.v1.train.SessionRunHook):
         allow_missing: bool = False,
         recipe: Any = None,
         policy: RestorePolicy | None = None,
-        **keywords: Any,
+        exclude: Any = UNSET,
+        on_missing: str = UNSET,
+        on_mismatch: str = UNSET,
+        optional: Any = UNSET,
+        on_conflict: str = UNSET,
+        staging: str = UNSET,
+        verify: bool = UNSET,
     ) -> None:
-        assignment_map, policy = check_call(
-            "CheckpointInitHook", assignment_map, recipe, policy, keywords
+        given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+        given.update(optional=optional, on_conflict=on_conflict, staging=staging, verify=verify)
+        assignment_map, policy = prepare(
+            "CheckpointInitHook", assignment_map, recipe, policy, given
         )
         make_map(assignment_map, policy.exclude)  # a malformed map fails here, not at begin()
         self._ckpt = ckpt_dir_or_file
@@ -233,7 +253,13 @@ def scaffold_init_fn(
     allow_missing: bool = False,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
+    verify: bool = UNSET,
 ) -> Callable[[Any, Any], None] | None:
     """An ``init_fn(scaffold, session)`` for ``tf.compat.v1.train.Scaffold``.
 
@@ -250,9 +276,9 @@ def scaffold_init_fn(
         allow_missing: return ``None`` (with a warning) when nothing is at
             ``ckpt_dir_or_file``; ``Scaffold(init_fn=None)`` then trains from scratch.
         recipe: as in :func:`init_from_checkpoint`.
-        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
-        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``, ``verify`` (as in :func:`init_from_checkpoint`).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; keywords below replace its fields.
+        exclude, on_missing, on_mismatch, optional, on_conflict, staging, verify: as in
+            :func:`init_from_checkpoint`.
 
     Returns:
         The ``init_fn`` (its ``.report`` is the plan's report), or ``None``.
@@ -261,9 +287,9 @@ def scaffold_init_fn(
         >>> scaffold = tf.compat.v1.train.Scaffold(  # doctest: +SKIP
         ...     init_fn=scaffold_init_fn("pretrained/", {"/": "/"}))
     """
-    assignment_map, policy = check_call(
-        "scaffold_init_fn", assignment_map, recipe, policy, keywords
-    )
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging, verify=verify)
+    assignment_map, policy = prepare("scaffold_init_fn", assignment_map, recipe, policy, given)
     make_map(assignment_map, policy.exclude)
     graph = graph_or_raise("scaffold_init_fn")
     path = pretrained_path(ckpt_dir_or_file, allow_missing, "scaffold_init_fn")

@@ -52,7 +52,7 @@ def is_variable(obj: Any) -> bool:
     return isinstance(obj, tf.Variable)
 
 
-def _is_partitioned(obj: Any) -> bool:
+def is_partitioned(obj: Any) -> bool:
     return type(obj).__name__ == "PartitionedVariable"
 
 
@@ -62,7 +62,7 @@ def parts_of(obj: Any) -> list[Any]:
     Raises:
         TypeError: ``obj`` is none of those (the message says what was received).
     """
-    if _is_partitioned(obj):
+    if is_partitioned(obj):
         return list(obj)
     if is_variable(obj):
         return [obj]

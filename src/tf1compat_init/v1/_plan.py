@@ -1,4 +1,4 @@
-"""Shared steps of the ``tf.compat.v1`` front end: policy, paths, graph checks, planning.
+"""Shared steps of the ``tf.compat.v1`` front end: graph checks and planning.
 
 Used by :mod:`tf1compat_init.v1` and its private helpers; imports TensorFlow.
 """
@@ -14,7 +14,7 @@ from ..apply import apply_plan
 from ..errors import AssignmentMapError
 from ..mapping import AssignmentMap
 from ..plan import RestorePlan, plan_restore
-from ..policy import RestorePolicy, resolve_policy
+from ..policy import RestorePolicy
 from ..reader import open_checkpoint
 from ..variables import TargetVariable, collect_targets, target_specs
 from . import _graph, _routes
@@ -22,21 +22,6 @@ from . import _graph, _routes
 logger = logging.getLogger("tf1compat_init.v1")
 
 # -- shared steps ------------------------------------------------------------------------
-
-
-def check_call(
-    api: str,
-    assignment_map: Any,
-    recipe: Any,
-    policy: RestorePolicy | None,
-    keywords: dict[str, Any],
-) -> tuple[Any, RestorePolicy]:
-    """The map to plan with (``recipe=``'s, when given) and the call's policy, both checked
-    before anything is opened or built."""
-    from ..transforms import recipe_map
-
-    assignment_map = recipe_map(assignment_map, recipe)
-    return assignment_map, resolve_policy(api, policy, keywords)
 
 
 def make_map(assignment_map: Any, exclude: Any = ()) -> AssignmentMap:

@@ -11,10 +11,11 @@ from typing import Any
 import tensorflow as tf
 
 from ..errors import AssignmentMapError
-from ..policy import RestorePolicy
+from ..policy import UNSET, RestorePolicy
+from ..preamble import prepare
 from ..report import RestoreReport
 from . import _graph
-from ._plan import check_call, graph_or_raise, plan_in_graph
+from ._plan import graph_or_raise, plan_in_graph
 
 
 class PlannedSaver(tf.compat.v1.train.Saver):
@@ -48,7 +49,13 @@ def restore_saver(
     var_list: Iterable[Any] | None = None,
     recipe: Any = None,
     policy: RestorePolicy | None = None,
-    **keywords: Any,
+    exclude: Any = UNSET,
+    on_missing: str = UNSET,
+    on_mismatch: str = UNSET,
+    optional: Any = UNSET,
+    on_conflict: str = UNSET,
+    staging: str = UNSET,
+    verify: bool = UNSET,
 ) -> PlannedSaver:
     """A ``tf.compat.v1.train.Saver`` that restores exactly what a checked plan loads.
 
@@ -63,9 +70,9 @@ def restore_saver(
         assignment_map: as in :func:`~tf1compat_init.v1.init_from_checkpoint`.
         var_list: the variables names resolve against (default: global variables).
         recipe: as in :func:`~tf1compat_init.v1.init_from_checkpoint`.
-        policy: a :class:`~tf1compat_init.RestorePolicy`, or its fields as keywords:
-        **keywords: ``exclude``, ``on_missing``, ``on_mismatch``, ``optional``,
-            ``on_conflict``, ``verify`` (as in :func:`~tf1compat_init.v1.init_from_checkpoint`).
+        policy: a :class:`~tf1compat_init.RestorePolicy`; keywords below replace its fields.
+        exclude, on_missing, on_mismatch, optional, on_conflict, staging, verify: as in
+            :func:`~tf1compat_init.v1.init_from_checkpoint`.
 
     Returns:
         A :class:`PlannedSaver` (a ``Saver``); ``saver.restore(sess)`` restores from the
@@ -80,7 +87,9 @@ def restore_saver(
         >>> saver = restore_saver("pretrained/", {"model/": "sub_model_2/"})  # doctest: +SKIP
         >>> sess.run(init_unrestored(saver)); saver.restore(sess)  # doctest: +SKIP
     """
-    assignment_map, policy = check_call("restore_saver", assignment_map, recipe, policy, keywords)
+    given = {"exclude": exclude, "on_missing": on_missing, "on_mismatch": on_mismatch}
+    given.update(optional=optional, on_conflict=on_conflict, staging=staging, verify=verify)
+    assignment_map, policy = prepare("restore_saver", assignment_map, recipe, policy, given)
     graph = graph_or_raise("restore_saver")
     plan, targets = plan_in_graph(graph, ckpt_dir_or_file, assignment_map, var_list, policy)
     saver_vars: dict[str, Any] = {}

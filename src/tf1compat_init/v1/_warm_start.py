@@ -34,7 +34,7 @@ def _select_for_warm_start(graph: Any, vars_to_warm_start: Any) -> list[Any]:
     elif isinstance(vars_to_warm_start, list | tuple):
         if all(isinstance(v, str) for v in vars_to_warm_start):
             patterns, key = list(vars_to_warm_start), tf.compat.v1.GraphKeys.GLOBAL_VARIABLES
-        elif all(_graph.is_variable(v) or _graph._is_partitioned(v) for v in vars_to_warm_start):
+        elif all(_graph.is_variable(v) or _graph.is_partitioned(v) for v in vars_to_warm_start):
             return [p for v in vars_to_warm_start for p in _graph.parts_of(v)]
         else:
             raise TypeError(
