@@ -462,3 +462,42 @@ def test_keras_applications_resnet50_with_slim_pool1_reproduces_the_tf1_graph(re
 
     features = keras.Model(model.input, model.get_layer("avg_pool").output)
     np.testing.assert_allclose(np.asarray(features(io["images"])), io["pre_logits"], **TOL)
+
+
+@pytest.mark.tf221
+@pytest.mark.parametrize("fmt", ["keras", "tf2"])
+def test_migrate_keeps_the_recipes_optional_weights_allowed(tmp_path, fmt):
+    # slim's convolutions have no biases, Keras' do: the slim recipe's optional= lets them keep
+    # their zeros in load_checkpoint, and must in migrate too (it loads the renamed keys by name)
+    import keras
+
+    from tf1compat_init import keras as tk
+    from tf1compat_init.bundle.writer import BundleWriter
+    from tf1compat_init.migrate import migrate
+
+    kernel = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with BundleWriter(str(tmp_path / "model.ckpt")) as w:
+        w.add("net/conv/weights", kernel)
+        w.add("global_step", np.asarray(3, dtype=np.int64))
+    recipe = tt.Recipe(
+        name="test-optional-bias",
+        rules={"net/conv/weights": "dense/kernel"},
+        drop=(r"^global_step$",),
+        optional=(r"dense/bias$",),
+    )
+
+    def build():
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3, name="dense")])
+        model.layers[0].bias.assign(np.zeros(3, np.float32))
+        return model
+
+    model = build()
+    assert tk.load_checkpoint(model, str(tmp_path / "model.ckpt"), recipe=recipe)
+    dst = tmp_path / ("out.weights.h5" if fmt == "keras" else "out/ckpt")
+    result = migrate(str(tmp_path / "model.ckpt"), dst, recipe=recipe, format=fmt, model=build)
+    assert result.tensors == {"dense/kernel": "net/conv/weights"}
+    if fmt == "keras":
+        fresh = build()
+        fresh.load_weights(str(dst))
+        np.testing.assert_array_equal(fresh.layers[0].kernel.numpy(), kernel)
+        np.testing.assert_array_equal(fresh.layers[0].bias.numpy(), np.zeros(3, np.float32))

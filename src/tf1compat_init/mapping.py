@@ -398,9 +398,26 @@ def _key_text(key: Any) -> Any:
     return key
 
 
+class _ObjectText:
+    """A variable as a rule's text shows it: an eager variable's own repr reads and
+    formats its whole value (seconds for a model's worth of variables in a map)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __repr__(self) -> str:
+        dtype = getattr(self.obj.dtype, "name", self.obj.dtype)
+        shape = tuple(getattr(self.obj, "shape", ()))
+        return f"<{type(self.obj).__name__} {self.obj.name!r} shape={shape} dtype={dtype}>"
+
+
 def _value_text(value: Any) -> Any:
     if isinstance(value, tt.To | tt.Leaves):
         return value.text
     if isinstance(value, Mapping):
         return dict(value)
+    if type(value) in (list, tuple):  # partitions
+        return type(value)(_value_text(v) for v in value)
+    if not isinstance(value, str) and hasattr(value, "dtype") and hasattr(value, "name"):
+        return _ObjectText(value)
     return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -189,6 +190,12 @@ def migrate(
         )
     if format in ("tf1", "safetensors") and model is not None:
         raise ValueError(f"--model is only used with --format tf2 or keras, not {format}")
+    optional_of_recipe = getattr(assignment_map, "optional", ()) if recipe is not None else ()
+    if optional_of_recipe and format in ("tf2", "keras"):
+        # The model is loaded from the renamed keys by name, so the recipe's map is gone by
+        # then; its optional weights (slim's missing conv biases) must stay allowed, as a
+        # load_checkpoint with the same recipe allows them.
+        policy = dataclasses.replace(policy, optional=(*policy.optional, *optional_of_recipe))
     built, shapes, src = _model.prebuild(src, assignment_map, model, exclude)
     view = rename_checkpoint(
         src,
