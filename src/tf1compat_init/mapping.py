@@ -236,7 +236,7 @@ class AssignmentMap:
         if not isinstance(value, str):
             if self.name_of is None:
                 raise AssignmentMapError(
-                    f"rule {rule_text(key, value)}: the target must be a name or a scope here "
+                    f"rule {rule_text(key, _value_text(value))}: the target must be a name or a scope here "
                     f"(got {type(value).__name__}); variable objects are accepted by the "
                     f"TensorFlow front ends"
                 )
