@@ -17,7 +17,9 @@ checkpoint files, the variables' names and final values, the metrics, the predic
 Models: a ``model_fn`` with ``tf.compat.v1`` variables (a random initializer, so op-level
 seeds count) and ``GradientDescentOptimizer``, whose mean loss the strategy scales by
 ``1/replicas``; ``DNNClassifier`` and ``LinearRegressor`` (Keras 2 optimizers, the head's
-own scaling), which need ``TF_USE_LEGACY_KERAS=1`` on TF >= 2.16.
+own scaling), which need ``TF_USE_LEGACY_KERAS=1`` on TF >= 2.16. The ``model_fn`` also
+trains 2 steps and is evaluated on 1 batch under the other strategies TF 2.15's Estimator
+ran on one machine (``OTHER_STRATEGIES``).
 """
 
 from __future__ import annotations
@@ -39,9 +41,7 @@ import numpy as np  # noqa: E402
 GOLDEN = Path(__file__).resolve().parent / "golden" / "estimator_distribute_tf215.json"
 SEED = 7
 DEVICES = ["/cpu:0", "/cpu:1"]
-MODELS = tuple(
-    os.environ.get("DISTRIB_MODELS", "model_fn,dnn_classifier,linear_regressor").split(",")
-)
+MODELS = ("model_fn", "dnn_classifier", "linear_regressor")
 
 
 def library(lib: str):
@@ -52,10 +52,25 @@ def library(lib: str):
     return estimator
 
 
-def strategy():
-    return tf.distribute.MirroredStrategy(
-        DEVICES, cross_device_ops=tf.distribute.ReductionToOneDevice()
-    )
+def strategy(kind: str = "mirrored"):
+    if kind == "mirrored":
+        return tf.distribute.MirroredStrategy(
+            DEVICES, cross_device_ops=tf.distribute.ReductionToOneDevice()
+        )
+    if kind == "mirrored_v1":
+        return tf.compat.v1.distribute.MirroredStrategy(
+            DEVICES, cross_device_ops=tf.distribute.ReductionToOneDevice()
+        )
+    if kind == "central_storage":
+        return tf.compat.v1.distribute.experimental.CentralStorageStrategy(DEVICES)
+    if kind == "parameter_server_v1":  # no cluster: variables and compute on this machine
+        return tf.compat.v1.distribute.experimental.ParameterServerStrategy()
+    assert kind == "one_device"
+    return tf.distribute.OneDeviceStrategy(DEVICES[1])
+
+
+#: Other strategies TF 2.15's Estimator ran on one machine: the model_fn, trained briefly.
+OTHER_STRATEGIES = ("mirrored_v1", "central_storage", "parameter_server_v1", "one_device")
 
 
 def data() -> tuple:
@@ -79,6 +94,10 @@ def predict_input_fn():
     return tf.data.Dataset.from_tensor_slices({"x": x[:4]}).batch(2)
 
 
+#: (mode, device) of every model_fn call: one per replica, each on its own device.
+CALLS: list = []
+
+
 def model_fn_for(est):
     def model_fn(features, labels, mode):
         w = tf.compat.v1.get_variable(
@@ -86,6 +105,7 @@ def model_fn_for(est):
         )
         b = tf.compat.v1.get_variable("dense/bias", [1], initializer=tf.zeros_initializer())
         pred = tf.matmul(features["x"], w) + b
+        CALLS.append([mode, pred.device.split("/")[-1]])
         if mode == est.ModeKeys.PREDICT:
             return est.EstimatorSpec(mode, predictions={"pred": pred})
         loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
@@ -108,19 +128,20 @@ class LossRecorder(tf.compat.v1.train.SessionRunHook):
         self._step = tf.compat.v1.train.get_global_step()
 
     def before_run(self, run_context):
-        return tf.compat.v1.train.SessionRunArgs([self._loss, self._step])
+        return tf.compat.v1.train.SessionRunArgs(self._loss)
 
     def after_run(self, run_context, run_values) -> None:
-        loss, step = run_values.results
-        self.losses.append([int(step), float(loss)])
+        # Read after the step: fetched beside the train op, the step could be either value.
+        step = run_context.session.run(self._step)
+        self.losses.append([int(step), float(run_values.results)])
 
 
-def make(lib: str, name: str, model_dir: str):
+def make(lib: str, name: str, model_dir: str, kind: str = "mirrored"):
     est = library(lib)
     config = est.RunConfig(
         tf_random_seed=SEED,
-        train_distribute=strategy(),
-        eval_distribute=strategy(),
+        train_distribute=strategy(kind),
+        eval_distribute=strategy(kind),
         save_checkpoints_steps=3,
         session_config=tf.compat.v1.ConfigProto(
             allow_soft_placement=True,
@@ -145,6 +166,7 @@ def _floats(value) -> list:
 
 
 def run_model(lib: str, name: str, model_dir: str) -> dict:
+    del CALLS[:]
     estimator, train_input = make(lib, name, model_dir)
     recorders = [LossRecorder(), LossRecorder()]
     estimator.train(train_input, steps=3, hooks=[recorders[0]])
@@ -158,6 +180,20 @@ def run_model(lib: str, name: str, model_dir: str) -> dict:
         "variables": {n: _floats(estimator.get_variable_value(n)) for n in names},
         "metrics": {k: _floats(v) for k, v in sorted(metrics.items())},
         "predictions": [{k: _floats(v) for k, v in sorted(p.items())} for p in predictions],
+        "model_fn_calls": list(CALLS),
+    }
+
+
+def run_strategy(lib: str, kind: str, model_dir: str) -> dict:
+    del CALLS[:]
+    estimator, train_input = make(lib, "model_fn", model_dir, kind)
+    recorder = LossRecorder()
+    estimator.train(train_input, steps=2, hooks=[recorder])
+    metrics = estimator.evaluate(train_input, steps=1)
+    return {
+        "losses": recorder.losses,
+        "metrics": {k: _floats(v) for k, v in sorted(metrics.items())},
+        "model_fn_calls": list(CALLS),
     }
 
 
@@ -165,6 +201,9 @@ def run(lib: str, workdir: str) -> dict:
     out = {"tf_version": tf.__version__, "replicas": strategy().num_replicas_in_sync}
     for name in MODELS:
         out[name] = run_model(lib, name, os.path.join(workdir, lib, name))
+    out["strategies"] = {
+        kind: run_strategy(lib, kind, os.path.join(workdir, lib, kind)) for kind in OTHER_STRATEGIES
+    }
     return out
 
 
