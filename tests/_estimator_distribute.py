@@ -10,9 +10,11 @@ initializes its devices, which a pytest process has long done::
 ``LIB`` is ``real`` (``tf.estimator``, TF 2.15 only) or ``ours``
 (``tf1compat_init.estimator``). Each model trains 3 steps, resumes for 2 more, is evaluated
 on 2 batches and predicts 4 examples, all with a 2-replica ``MirroredStrategy`` over
-``/cpu:0`` and ``/cpu:1`` (``ReductionToOneDevice``: TF 2.15's default cross-device ops
-hang on a 2-core machine). Recorded: the reported loss and global step of every step, the
-checkpoint files, the variables' names and final values, the metrics, the predictions.
+``/cpu:0`` and ``/cpu:1``. The sessions get ``device_count={"CPU": 2}``: a ``Session``
+ignores the logical devices (it would see one CPU, soft-place both replicas there, and with
+the default cross-device ops hang in the first step, in TF 2.15 and 2.21 alike).
+Recorded: the reported loss and global step of every step, the checkpoint files, the
+variables' names and final values, the metrics, the predictions.
 
 Models: a ``model_fn`` with ``tf.compat.v1`` variables (a random initializer, so op-level
 seeds count) and ``GradientDescentOptimizer``, whose mean loss the strategy scales by
@@ -54,9 +56,7 @@ def library(lib: str):
 
 def strategy(kind: str = "mirrored"):
     if kind == "mirrored":
-        return tf.distribute.MirroredStrategy(
-            DEVICES, cross_device_ops=tf.distribute.ReductionToOneDevice()
-        )
+        return tf.distribute.MirroredStrategy(DEVICES)
     if kind == "mirrored_v1":
         return tf.compat.v1.distribute.MirroredStrategy(
             DEVICES, cross_device_ops=tf.distribute.ReductionToOneDevice()
@@ -144,6 +144,8 @@ def make(lib: str, name: str, model_dir: str, kind: str = "mirrored"):
         eval_distribute=strategy(kind),
         save_checkpoints_steps=3,
         session_config=tf.compat.v1.ConfigProto(
+            # The logical devices above are for the strategy (eager); a Session counts its own.
+            device_count={"CPU": len(DEVICES)},
             allow_soft_placement=True,
             intra_op_parallelism_threads=1,
             inter_op_parallelism_threads=2,

@@ -10,11 +10,10 @@ TensorFlow initializes, so each runs in a fresh process:
 - TF 2.21 leg: ours (Keras 2 for the canned estimators, ``TF_USE_LEGACY_KERAS=1``) must
   match the golden file.
 
-Tolerance: measured equal to the bit on TF 2.21 (two replicas of a few small matmuls and
-one reduction to one device, one thread per op); ``rtol=1e-6`` leaves room for another
-CPU's kernels. What would be wrong moves numbers far more: without the ``1/replicas``
-loss scaling the model_fn's first update doubles (losses from step 1 differ by > 1e-2);
-with one replica the reported loss is one batch's, not the sum of two.
+Tolerance: measured equal to the bit on TF 2.21 (two replicas of a few small matmuls, one
+thread per op); ``rtol=1e-6`` leaves room for another CPU's kernels. What would be wrong
+moves the numbers far more: the same model_fn on one replica (``one_device`` in the
+record) reports 0.216 at step 1 where two report 0.187.
 
 The refusals run in this process: they need no devices and write nothing.
 """
