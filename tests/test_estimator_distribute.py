@@ -187,14 +187,21 @@ def test_multi_worker_strategies_are_refused_naming_the_way_out(tmp_path, cls):
     assert not model_dir.exists()
 
 
-def test_a_strategy_with_a_tf_config_cluster_is_refused(tmp_path, monkeypatch):
-    cluster = {"chief": ["localhost:2222"], "worker": ["localhost:2223"]}
-    monkeypatch.setenv(
-        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
-    )
+@pytest.mark.parametrize(
+    "cluster,task",
+    [
+        ({"chief": ["localhost:2222"], "worker": ["localhost:2223"]}, "chief"),
+        ({"master": ["localhost:2222"], "worker": ["localhost:2223"]}, "master"),
+        ({"chief": ["localhost:2222"], "ps": ["localhost:2224"]}, "chief"),
+    ],
+)
+def test_a_strategy_with_a_tf_config_cluster_is_refused(tmp_path, monkeypatch, cluster, task):
+    tf_config = {"cluster": cluster, "task": {"type": task, "index": 0}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config))
     model_dir = tmp_path / "m"
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
-    with pytest.raises(NotImplementedError, match=r"TF_CONFIG cluster \(\['chief', 'worker'\]\)"):
+    jobs = re.escape(str(sorted(cluster)))
+    with pytest.raises(NotImplementedError, match=rf"TF_CONFIG cluster \({jobs}\)"):
         E.RunConfig(model_dir=str(model_dir), train_distribute=strategy)
     assert not model_dir.exists()
     # Evaluation on one machine stays possible in a cluster (tf.estimator's evaluator).
