@@ -223,3 +223,14 @@ def test_a_local_strategy_is_accepted_and_kept():
     config = E.RunConfig(train_distribute=strategy, eval_distribute=strategy)
     assert config.train_distribute is strategy and config.eval_distribute is strategy
     assert config.replace(tf_random_seed=1).train_distribute is not None
+
+
+def test_cpu_devices_a_session_lacks_are_named():
+    from tf1compat_init.estimator._distribute import missing_cpu_devices
+
+    devices = ["/job:localhost/replica:0/task:0/device:CPU:0", "/device:CPU:1", "/gpu:0"]
+    default = tf.compat.v1.ConfigProto()
+    assert missing_cpu_devices(devices, default) == ["/device:CPU:1"]
+    assert missing_cpu_devices(devices, None) == ["/device:CPU:1"]
+    two = tf.compat.v1.ConfigProto(device_count={"CPU": 2})
+    assert missing_cpu_devices(devices, two) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -23,15 +24,19 @@ from ._inputs import call_input_fn
 
 __all__ = [
     "IteratorInitializerHook",
+    "check_session_devices",
     "check_strategies",
     "combine_scaffold",
     "first_replica_hooks",
     "loss_reduce_op",
     "make_iterator",
+    "missing_cpu_devices",
     "parse_iterator_result",
     "scaled_loss",
     "steps_per_run_variable",
 ]
+
+logger = logging.getLogger(__name__)
 
 _PS_V2_ERROR = (
     "Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy` for "
@@ -127,6 +132,44 @@ def check_strategies(config: Any) -> None:
             "tf1compat_init: RunConfig(experimental_distribute=...) is not supported: it "
             "took tf.contrib.distribute.DistributeConfig, which no TensorFlow 2 has. Pass the "
             "strategies as RunConfig(train_distribute=..., eval_distribute=...)."
+        )
+
+
+def _session_cpus(session_config: Any) -> int:
+    if session_config is not None and "CPU" in session_config.device_count:
+        return session_config.device_count["CPU"]
+    return 1
+
+
+def missing_cpu_devices(devices: Any, session_config: Any) -> list[str]:
+    """The strategy's CPU devices that a ``Session`` with ``session_config`` does not have.
+
+    A ``Session`` counts its CPUs from ``ConfigProto.device_count`` (1 by default); logical
+    devices made with ``tf.config.set_logical_device_configuration`` exist only for eager.
+    """
+    count = _session_cpus(session_config)
+    missing = []
+    for device in devices:
+        spec = tf.DeviceSpec.from_string(device)
+        if (spec.device_type or "").upper() == "CPU" and (spec.device_index or 0) >= count:
+            missing.append(device)
+    return missing
+
+
+def check_session_devices(strategy: Any, session_config: Any) -> None:
+    """Warns when replicas would be soft-placed onto fewer CPUs (TF may then hang in a step)."""
+    devices = strategy.extended.worker_devices
+    missing = missing_cpu_devices(devices, session_config)
+    if missing:
+        logger.warning(
+            "tf1compat_init: the strategy replicates on %s, which the session does not have "
+            "(RunConfig.session_config.device_count['CPU'] is %d); those replicas run on "
+            "the session's CPUs instead, and with the default cross-device ops the first "
+            "step can hang, as in tf.estimator. Set session_config=tf.compat.v1.ConfigProto("
+            "device_count={'CPU': %d}, allow_soft_placement=True).",
+            missing,
+            _session_cpus(session_config),
+            len(devices),
         )
 
 

@@ -298,6 +298,7 @@ def evaluate(
             return run_eval(est, checkpoint_path, *built, est.eval_dir(name))
         from . import _distribute
 
+        _distribute.check_session_devices(strategy, est._session_config)
         # Outside the scope: a host variable, not a mirrored one (as tf.estimator).
         _distribute.steps_per_run_variable()
         with strategy.scope():

@@ -188,6 +188,7 @@ def _train_model_distributed(
     from . import _distribute
 
     strategy.configure(est._session_config)
+    _distribute.check_session_devices(strategy, est._session_config)
     worker_hooks: list = []
     with tf.Graph().as_default() as g, strategy.scope(), _distribute.scaled_loss(strategy):
         tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
