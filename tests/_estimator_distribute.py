@@ -21,7 +21,8 @@ seeds count) and ``GradientDescentOptimizer``, whose mean loss the strategy scal
 ``1/replicas``; ``DNNClassifier`` and ``LinearRegressor`` (Keras 2 optimizers, the head's
 own scaling), which need ``TF_USE_LEGACY_KERAS=1`` on TF >= 2.16. The ``model_fn`` also
 trains 2 steps and is evaluated on 1 batch under the other strategies TF 2.15's Estimator
-ran on one machine (``OTHER_STRATEGIES``).
+ran on one machine (``OTHER_STRATEGIES``), and once warm-started from a plain run's
+checkpoint (``warm_start_from``).
 """
 
 from __future__ import annotations
@@ -199,6 +200,25 @@ def run_strategy(lib: str, kind: str, model_dir: str) -> dict:
     }
 
 
+def run_warm_start(lib: str, workdir: str) -> dict:
+    """A plain run's checkpoint warm-starts a replicated run (``warm_start_from``)."""
+    est = library(lib)
+    plain_dir = os.path.join(workdir, "plain")
+    plain = est.Estimator(model_fn_for(est), plain_dir, est.RunConfig(tf_random_seed=SEED + 1))
+    plain.train(input_fn(), steps=2)
+    model_dir = os.path.join(workdir, "warm")
+    config = make(lib, "model_fn", model_dir)[0].config
+    warm = est.Estimator(model_fn_for(est), model_dir, config, warm_start_from=plain_dir)
+    recorder = LossRecorder()
+    warm.train(input_fn(), steps=2, hooks=[recorder])
+    ckpt0 = os.path.join(model_dir, "model.ckpt-0")
+    return {
+        "losses": recorder.losses,
+        "plain_kernel": _floats(tf.train.load_variable(plain_dir, "dense/kernel")),
+        "ckpt0_kernel": _floats(tf.train.load_variable(ckpt0, "dense/kernel")),
+    }
+
+
 def run(lib: str, workdir: str) -> dict:
     out = {"tf_version": tf.__version__, "replicas": strategy().num_replicas_in_sync}
     for name in MODELS:
@@ -206,6 +226,7 @@ def run(lib: str, workdir: str) -> dict:
     out["strategies"] = {
         kind: run_strategy(lib, kind, os.path.join(workdir, lib, kind)) for kind in OTHER_STRATEGIES
     }
+    out["warm_start"] = run_warm_start(lib, os.path.join(workdir, lib, "warm_start"))
     return out
 
 

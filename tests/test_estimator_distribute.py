@@ -96,6 +96,10 @@ def assert_is_replicated_training(run: dict) -> None:
     # Mirrored V1 and central storage replicate as MirroredStrategy does: the same numbers.
     assert strategies["mirrored_v1"]["losses"] == run["model_fn"]["losses"][0][:2]
     assert strategies["central_storage"]["losses"] == strategies["mirrored_v1"]["losses"]
+    # warm_start_from: model.ckpt-0 of the replicated run holds the plain run's values.
+    warm = run["warm_start"]
+    assert warm["ckpt0_kernel"] == warm["plain_kernel"]
+    assert [s for s, _ in warm["losses"]] == [1, 2]
 
 
 def _run_script(libs: str, tmp_path: Path, env: dict | None = None) -> dict:

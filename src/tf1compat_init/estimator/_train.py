@@ -47,10 +47,18 @@ def _create_global_step_read(graph: Any) -> None:
 
 
 def maybe_warm_start(settings: Any) -> None:
-    """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`."""
+    """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`.
+
+    Under a distribution strategy, through TF's ``tf.compat.v1.train.warm_start``.
+    """
     from .. import v1
 
     logger.info("Warm-starting with WarmStartSettings: %s", settings)
+    if tf.distribute.has_strategy():
+        # Our warm start assigns to variable handles, which a mirrored variable does not
+        # expose outside a replica; TF's own warm start (tf.estimator's call) handles it.
+        tf.compat.v1.train.warm_start(*settings)
+        return
     v1.warm_start(
         settings.ckpt_to_initialize_from,
         vars_to_warm_start=settings.vars_to_warm_start,
