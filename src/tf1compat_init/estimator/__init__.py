@@ -22,8 +22,10 @@ estimators (DNN, linear, wide-and-deep, baseline; ``experimental.RNN*`` and
 ``LinearSDCA``), the heads, ``add_metrics``, the ``*_parse_example_spec`` functions and the
 early-stopping and in-memory evaluation hooks, built with Keras 2 (``tf_keras`` on
 TensorFlow >= 2.16) and defined on first use; ``v1`` holds ``tf.compat.v1.estimator``'s
-flavours. ``TF_CONFIG`` clusters run as tf.estimator ran them; distribution strategies
-raise ``NotImplementedError``. ``WarmStartSettings(var_name_to_vocab_info=...)`` remaps
+flavours. ``TF_CONFIG`` clusters run as tf.estimator ran them;
+``RunConfig(train_distribute=..., eval_distribute=...)`` replicates in-graph on one
+machine's devices (``MirroredStrategy`` and the other local strategies; multi-worker ones
+raise ``NotImplementedError``). ``WarmStartSettings(var_name_to_vocab_info=...)`` remaps
 vocabularies as TF does (see :func:`tf1compat_init.v1.warm_start`).
 """
 

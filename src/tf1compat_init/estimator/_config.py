@@ -3,8 +3,8 @@
 Defaults, ``replace`` and the validation messages follow
 ``tensorflow_estimator/python/estimator/run_config.py``. ``TF_CONFIG`` is read as TF 2.15
 reads it (see ``_cluster``): the cluster properties, the task's place and the default
-device filters. Distribution strategies raise ``NotImplementedError``; so does training
-as one task of a cluster (``Estimator.train``, ``train_and_evaluate``).
+device filters. ``train_distribute`` / ``eval_distribute`` take a strategy that replicates
+on this machine's devices (see ``_distribute`` for what is refused and why).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _cluster
+from . import _cluster, _distribute
 
 __all__ = ["RunConfig", "WarmStartSettings", "default_session_config", "resolve_warm_start"]
 
@@ -47,12 +47,6 @@ _REPLACEABLE = [
 ]
 
 _SAVE_CKPT_ERR = "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
-
-_NO_DISTRIBUTION = (
-    "tf1compat_init.estimator runs one local process; {what} is not supported. Train with "
-    "tf.distribute and a Keras model or a custom training loop instead, or keep this "
-    "job on TensorFlow 2.15 with tf.estimator."
-)
 
 
 def default_session_config() -> Any:
@@ -151,9 +145,7 @@ def _validate(config: RunConfig) -> None:
         lambda p: p in (None, "grpc", "grpc+verbs"),
         "protocol should be grpc or grpc+verbs",
     )
-    for name in ("train_distribute", "eval_distribute", "experimental_distribute"):
-        if getattr(config, name) is not None:
-            raise NotImplementedError(_NO_DISTRIBUTION.format(what=f"RunConfig({name}=...)"))
+    _distribute.check_strategies(config)
 
 
 def _arg_names(fn: Any) -> set:

@@ -92,7 +92,8 @@ def make_early_stopping_hook(
     _check_estimator(estimator)
     if run_every_secs is not None and run_every_steps is not None:
         raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
-    # RunConfig refuses train_distribute here, so the multi-worker variant never applies.
+    # RunConfig refuses multi-worker strategies, for which TF 2.15 had its multi-worker
+    # variant (it also took that variant for any train_distribute: a generator's truth).
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps)
     return _CheckForStoppingHook()

@@ -85,20 +85,45 @@ def _eval_step() -> Any:
     )
 
 
-def _metric_ops(spec: Any) -> tuple[Any, dict]:
-    """Adds the ``loss`` mean metric; splits the metrics into one update op and values."""
+def _metric_ops(spec: Any, strategy: Any = None) -> tuple[Any, dict]:
+    """Adds the ``loss`` mean metric; splits the metrics into one update op and values.
+
+    With a strategy, ``spec`` holds every replica's values and the loss metric is made
+    in each replica (its variables sum across them).
+    """
     metric_ops = dict(spec.eval_metric_ops)
     if LOSS_METRIC_KEY in metric_ops:
         raise ValueError(
             f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because Estimator '
             "already defines a default metric with the same name."
         )
-    metric_ops[LOSS_METRIC_KEY] = tf.compat.v1.metrics.mean(spec.loss)
+    if strategy is None:
+        metric_ops[LOSS_METRIC_KEY] = tf.compat.v1.metrics.mean(spec.loss)
+    else:
+        metric_ops[LOSS_METRIC_KEY] = strategy.extended.call_for_each_replica(
+            tf.compat.v1.metrics.mean, args=(spec.loss,)
+        )
     updates, values = [], {}
     for name, (value, update) in sorted(metric_ops.items()):  # sorted: a stable graph
         values[name] = value
-        updates.append(update)
+        updates.append(update if strategy is None else strategy.group(update))
     return (tf.group(*updates) if updates else None), values
+
+
+def _call_model_fn_distributed(est: Any, input_fn: Any, strategy: Any) -> tuple:
+    """``(scaffold, evaluation_hooks, input_hooks, update_op, values)``, one model per replica."""
+    from . import _distribute
+
+    iterator, input_hooks = _distribute.make_iterator(est, input_fn, ModeKeys.EVAL, strategy)
+    features, labels = _distribute.parse_iterator_result(iterator.get_next())
+    grouped = strategy.extended.call_for_each_replica(
+        call_model_fn,
+        args=(est._model_fn, features, labels, ModeKeys.EVAL, est.params, est.config),
+    )
+    update_op, values = _metric_ops(grouped, strategy)
+    scaffold = _distribute.combine_scaffold(grouped.scaffold, strategy)
+    eval_hooks = _distribute.first_replica_hooks(strategy, grouped.evaluation_hooks)
+    return scaffold, eval_hooks, input_hooks, update_op, values
 
 
 def _run_eval(
@@ -192,8 +217,12 @@ def _latest_or_none(est: Any, checkpoint_path: Any, what: str) -> Any:
     return latest
 
 
-def build_eval_graph(est: Any, input_fn: Any, hooks: list, checkpoint_path: Any) -> tuple:
+def build_eval_graph(
+    est: Any, input_fn: Any, hooks: list, checkpoint_path: Any, strategy: Any = None
+) -> tuple:
     """Builds the evaluation graph in the current graph (``Estimator._evaluate_build_graph``).
+
+    ``strategy``: the ``eval_distribute`` strategy, whose scope the caller entered.
 
     Returns:
         ``(scaffold, update_op, values, all_hooks)``: ``values`` holds the metric value
@@ -203,10 +232,16 @@ def build_eval_graph(est: Any, input_fn: Any, hooks: list, checkpoint_path: Any)
     g = tf.compat.v1.get_default_graph()
     tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
     create_global_step(g)
-    result = call_input_fn(input_fn, ModeKeys.EVAL, est.params, est.config)
-    features, labels, input_hooks = parse_input_fn_result(result)
-    spec = call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL, est.params, est.config)
-    update_op, values = _metric_ops(spec)
+    if strategy is not None:
+        scaffold, eval_hooks, input_hooks, update_op, values = _call_model_fn_distributed(
+            est, input_fn, strategy
+        )
+    else:
+        result = call_input_fn(input_fn, ModeKeys.EVAL, est.params, est.config)
+        features, labels, input_hooks = parse_input_fn_result(result)
+        spec = call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL, est.params, est.config)
+        update_op, values = _metric_ops(spec)
+        scaffold, eval_hooks = spec.scaffold, spec.evaluation_hooks
     global_step = tf.compat.v1.train.get_global_step(g)
     if not checkpoint_path and est._warm_start_settings:
         maybe_warm_start(est._warm_start_settings)
@@ -216,8 +251,7 @@ def build_eval_graph(est: Any, input_fn: Any, hooks: list, checkpoint_path: Any)
             "already defines a default metric with the same name."
         )
     values[_GLOBAL_STEP] = global_step
-    all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks or [])
-    scaffold = spec.scaffold
+    all_hooks = list(input_hooks) + list(hooks) + list(eval_hooks or [])
     if scaffold and scaffold.local_init_op:
         # The eval step is a new local variable: fold its init into the user's op.
         _eval_step()
@@ -257,9 +291,19 @@ def evaluate(
     """Runs one evaluation; returns the metric values with ``loss`` and ``global_step``."""
     hooks = hooks + steps_hooks(steps)
     checkpoint_path = _latest_or_none(est, checkpoint_path, "evaluate")
+    strategy = est._config.eval_distribute
     with tf.Graph().as_default():
-        built = build_eval_graph(est, input_fn, hooks, checkpoint_path)
-        return run_eval(est, checkpoint_path, *built, est.eval_dir(name))
+        if strategy is None:
+            built = build_eval_graph(est, input_fn, hooks, checkpoint_path)
+            return run_eval(est, checkpoint_path, *built, est.eval_dir(name))
+        from . import _distribute
+
+        _distribute.check_session_devices(strategy, est._session_config)
+        # Outside the scope: a host variable, not a mirrored one (as tf.estimator).
+        _distribute.steps_per_run_variable()
+        with strategy.scope():
+            built = build_eval_graph(est, input_fn, hooks, checkpoint_path, strategy)
+            return run_eval(est, checkpoint_path, *built, est.eval_dir(name))
 
 
 def _batch_length(values: dict) -> int | None:

@@ -16,11 +16,14 @@ import tensorflow as tf
 
 from ..v1 import _graph_def
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
-from ._spec import ModeKeys
+from ._spec import EstimatorSpec, ModeKeys
 
 __all__ = ["create_global_step", "maybe_warm_start", "train_model"]
 
 logger = logging.getLogger(__name__)
+
+# The collection of TF's cached global-step read (training_util.GLOBAL_STEP_READ_KEY).
+_GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 def create_global_step(graph: Any) -> Any:
@@ -44,10 +47,18 @@ def _create_global_step_read(graph: Any) -> None:
 
 
 def maybe_warm_start(settings: Any) -> None:
-    """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`."""
+    """Warm-starts the current graph's variables through :func:`tf1compat_init.v1.warm_start`.
+
+    Under a distribution strategy, through TF's ``tf.compat.v1.train.warm_start``.
+    """
     from .. import v1
 
     logger.info("Warm-starting with WarmStartSettings: %s", settings)
+    if tf.distribute.has_strategy():
+        # Our warm start assigns to variable handles, which a mirrored variable does not
+        # expose outside a replica; TF's own warm start (tf.estimator's call) handles it.
+        tf.compat.v1.train.warm_start(*settings)
+        return
     v1.warm_start(
         settings.ckpt_to_initialize_from,
         vars_to_warm_start=settings.vars_to_warm_start,
@@ -178,8 +189,48 @@ def _train_with_spec(
     return loss
 
 
+def _train_model_distributed(
+    est: Any, strategy: Any, input_fn: Any, hooks: list, listeners: list
+) -> Any:
+    """In-graph replication: the ``model_fn`` once per replica, one train op for all."""
+    from . import _distribute
+
+    strategy.configure(est._session_config)
+    _distribute.check_session_devices(strategy, est._session_config)
+    worker_hooks: list = []
+    with tf.Graph().as_default() as g, strategy.scope(), _distribute.scaled_loss(strategy):
+        tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
+        iterator, input_hooks = _distribute.make_iterator(est, input_fn, ModeKeys.TRAIN, strategy)
+        worker_hooks.extend(input_hooks)
+        global_step = create_global_step(g)
+        # Added here, not by a replica's thread, so that hooks find it in the graph.
+        tf.compat.v1.add_to_collection(
+            _GLOBAL_STEP_READ_KEY, strategy.extended.read_var(global_step)
+        )
+        features, labels = _distribute.parse_iterator_result(iterator.get_next())
+        grouped = strategy.extended.call_for_each_replica(
+            call_model_fn,
+            args=(est._model_fn, features, labels, ModeKeys.TRAIN, est.params, est.config),
+        )
+        loss = strategy.reduce(_distribute.loss_reduce_op(), grouped.loss, axis=None)
+        spec = EstimatorSpec(
+            mode=grouped.mode,
+            loss=loss,
+            train_op=strategy.group(grouped.train_op),
+            training_hooks=_distribute.first_replica_hooks(strategy, grouped.training_hooks),
+            training_chief_hooks=_distribute.first_replica_hooks(
+                strategy, grouped.training_chief_hooks
+            ),
+            scaffold=_distribute.combine_scaffold(grouped.scaffold, strategy),
+        )
+        return _train_with_spec(est, spec, worker_hooks, hooks, global_step, listeners)
+
+
 def train_model(est: Any, input_fn: Any, hooks: list, listeners: list) -> Any:
     """Builds the training graph in a fresh ``tf.Graph`` and runs it; returns the last loss."""
+    strategy = est._config.train_distribute
+    if strategy is not None:
+        return _train_model_distributed(est, strategy, input_fn, hooks, listeners)
     worker_hooks: list = []
     with tf.Graph().as_default() as g, g.device(est._device_fn):
         tf.compat.v1.random.set_random_seed(est._config.tf_random_seed)
