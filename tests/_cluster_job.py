@@ -64,6 +64,7 @@ class Job:
         log = self.directory / f"{role}.{self._runs}.log"
         self.logs[f"{role} ({self._runs})"] = log
         command = [sys.executable, str(TASK), lib, str(self.model_dir), str(self.out(role))]
+        command += ["--marker-dir", str(self.directory)]
         with open(log, "w") as f:
             self.procs[role] = subprocess.Popen(
                 command + list(options), stdout=f, stderr=subprocess.STDOUT, env=env

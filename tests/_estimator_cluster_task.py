@@ -9,8 +9,9 @@ the global steps this task ran and the weights its first step saw; a FinalExport
 the last evaluation. With PRETRAINED, the estimator warm-starts from that checkpoint.
 OUT_JSON gets what the task saw (also when training fails: then the error's type and text).
 
-Marker files (in MODEL_DIR's parent) order the tasks where a test needs an order. OPTIONS:
+Marker files order the tasks where a test needs an order. OPTIONS:
 
+- ``--marker-dir DIR``: where the marker files are (default MODEL_DIR's parent).
 - ``--max-steps N`` (default 20) and ``--timeout S`` (``session_creation_timeout_secs``).
 - ``--worker-marker NAME``: the file a worker writes after its first step (default
   ``worker_stepped``); ``--chief-waits-for NAME``: the file the chief waits for, bounded,
@@ -169,6 +170,7 @@ def _parse(argv):
     parser.add_argument("model_dir")
     parser.add_argument("out")
     parser.add_argument("pretrained", nargs="?")
+    parser.add_argument("--marker-dir")
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--worker-marker", default="worker_stepped")
@@ -204,15 +206,14 @@ def main() -> None:
     est = lib.Estimator(
         model_fn, model_dir=args.model_dir, config=config, warm_start_from=args.pretrained
     )
-    marker_dir = os.path.dirname(os.path.abspath(args.model_dir))
+    marker_dir = args.marker_dir or os.path.dirname(os.path.abspath(args.model_dir))
     hooks = [Record(seen, marker_dir)]
-    if args.early_stop:
+    if args.early_stop:  # first, so that Record sees the variable it creates
         worker_marker = os.path.join(marker_dir, args.worker_marker)
-        hooks.append(
-            lib.experimental.make_early_stopping_hook(
-                est, lambda: os.path.exists(worker_marker), run_every_secs=None, run_every_steps=1
-            )
+        stop = lib.experimental.make_early_stopping_hook(
+            est, lambda: os.path.exists(worker_marker), run_every_secs=None, run_every_steps=1
         )
+        hooks.insert(0, stop)
     train = lib.TrainSpec(input_fn, max_steps=args.max_steps, hooks=hooks)
     evaluate = lib.EvalSpec(
         lambda: tf.data.Dataset.from_tensor_slices(({"x": X, "id": IDS}, Y)).batch(4),
