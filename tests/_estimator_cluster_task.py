@@ -21,6 +21,8 @@ Marker files order the tasks where a test needs an order. OPTIONS:
   NAME (bounded) before the next step.
 - ``--early-stop``: a ``make_early_stopping_hook`` (checked every step) whose
   ``should_stop_fn`` is true once the worker's marker exists.
+
+SIGUSR1 dumps the task's Python stacks to its log; TASK_TF_LOG=INFO shows TF's INFO logs.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ import tensorflow as tf
 from ._cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER
 
 __all__ = [
+    "LOST_PS_EXIT_CODE",
     "check_task",
     "ensure_server",
-    "LOST_PS_EXIT_CODE",
     "replica_device_setter",
     "serve_as_ps",
     "train_as_trainer",
@@ -87,7 +87,8 @@ def _lost_message(address: str, err: OSError, timeout_secs: float) -> str:
         f"session_creation_timeout_secs={timeout_secs} s, so this task stops. TensorFlow "
         "itself would wait for it without end: the session it closes to recover waits for the "
         "lost task. Restart the parameter server and this task (the chief resumes from the "
-        "latest checkpoint in model_dir), or raise RunConfig(session_creation_timeout_secs=...) to wait longer."
+        "latest checkpoint in model_dir), or raise "
+        "RunConfig(session_creation_timeout_secs=...) to wait longer."
     )
 
 
@@ -128,8 +129,8 @@ def watching_parameter_servers(config: Any, poll_secs: float = 1.0) -> Iterator[
     When a parameter server goes away mid-job, ``MonitoredSession`` closes its session to
     create a new one, and that close waits until the parameter server is back (tf.estimator
     2.15 hangs there, logging only at INFO). A parameter server back within
-    ``RunConfig.session_creation_timeout_secs`` is recovered as in TensorFlow; one that
-    is not makes this task log a critical error naming its address and exit with status
+    ``RunConfig.session_creation_timeout_secs`` is left to TensorFlow's own recovery; one
+    that is not makes this task log a critical error naming its address and exit with status
     :data:`LOST_PS_EXIT_CODE`, so that the job fails instead of hanging.
     """
     if not _ps_addresses(config):
