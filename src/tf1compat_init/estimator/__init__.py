@@ -343,7 +343,8 @@ class Estimator:
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))
         listeners = _check_listeners(saving_listeners)
-        loss = _estimator_train.train_model(self, input_fn, hooks, listeners)
+        with _cluster_run.watching_parameter_servers(self._config):
+            loss = _estimator_train.train_model(self, input_fn, hooks, listeners)
         logger.info("Loss for final step: %s.", loss)
         return self
 

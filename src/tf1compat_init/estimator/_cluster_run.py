@@ -11,10 +11,14 @@ new one once, runs the exporters and stops once it has evaluated ``max_steps``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import socket
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
@@ -22,12 +26,14 @@ import tensorflow as tf
 from ._cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER
 
 __all__ = [
+    "LOST_PS_EXIT_CODE",
     "check_task",
     "ensure_server",
     "replica_device_setter",
     "serve_as_ps",
     "train_as_trainer",
     "wait_for_parameter_servers",
+    "watching_parameter_servers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -36,6 +42,9 @@ _MAX_DELAY_SECS = 60
 _DELAY_SECS_PER_WORKER = 5
 _TASKS = (CHIEF, EVALUATOR, MASTER, PS, WORKER)
 _TRAINERS = (CHIEF, WORKER, MASTER)
+
+#: The exit status of a task that lost a parameter server for good (EX_UNAVAILABLE).
+LOST_PS_EXIT_CODE = 69
 
 #: This process's in-process servers: (cluster, job, index) -> tf.distribute.Server.
 _SERVERS: dict = {}
@@ -52,6 +61,87 @@ def replica_device_setter(config: Any) -> Any:
         merge_devices=True,
         cluster=config.cluster_spec,
     )
+
+
+def _ps_addresses(config: Any) -> list:
+    addresses = config.cluster_spec.as_dict().get(PS, []) if config.cluster_spec else []
+    if isinstance(addresses, dict):  # a sparse job: {index: address}
+        return list(addresses.values())
+    return list(addresses)
+
+
+def _accepts(address: str, timeout: float) -> OSError | None:
+    """None when ``address`` accepts a TCP connection, else the error."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as err:
+        return err
+
+
+def _lost_message(address: str, err: OSError, timeout_secs: float) -> str:
+    return (
+        f"tf1compat_init: the parameter server {address} (task ps of the TF_CONFIG cluster) "
+        f"stopped accepting connections ({err}) and did not come back within "
+        f"session_creation_timeout_secs={timeout_secs} s, so this task stops. TensorFlow "
+        "itself would wait for it without end: the session it closes to recover waits for the "
+        "lost task. Restart the parameter server and this task (the chief resumes from the "
+        "latest checkpoint in model_dir), or raise "
+        "RunConfig(session_creation_timeout_secs=...) to wait longer."
+    )
+
+
+class _ParameterServerWatch(threading.Thread):
+    """Ends this process once a parameter server stays unreachable for the timeout.
+
+    Exiting is the only bound there is: the blocked call is TensorFlow's, in C++, and a
+    gRPC session's ``operation_timeout_in_ms`` does not end it either (an in-process master
+    waits for the cancelled call to finish).
+    """
+
+    def __init__(self, config: Any, poll_secs: float) -> None:
+        super().__init__(name="tf1compat_init-ps-watch", daemon=True)
+        self._addresses = _ps_addresses(config)
+        self._timeout_secs = config.session_creation_timeout_secs
+        self._poll_secs = poll_secs
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        lost_since: dict = {}
+        while not self.stopped.wait(self._poll_secs):
+            for address in self._addresses:
+                err = _accepts(address, timeout=self._poll_secs)
+                if err is None:
+                    lost_since.pop(address, None)
+                    continue
+                since = lost_since.setdefault(address, time.monotonic())
+                if time.monotonic() - since >= self._timeout_secs and not self.stopped.is_set():
+                    logger.critical(_lost_message(address, err, self._timeout_secs))
+                    logging.shutdown()
+                    os._exit(LOST_PS_EXIT_CODE)
+
+
+@contextlib.contextmanager
+def watching_parameter_servers(config: Any, poll_secs: float = 1.0) -> Iterator[None]:
+    """While training in a cluster: a parameter server lost for good ends the process.
+
+    When a parameter server goes away mid-job, ``MonitoredSession`` closes its session to
+    create a new one, and that close waits until the parameter server is back (tf.estimator
+    2.15 hangs there, logging only at INFO). A parameter server back within
+    ``RunConfig.session_creation_timeout_secs`` is left to TensorFlow's own recovery; one
+    that is not makes this task log a critical error naming its address and exit with status
+    :data:`LOST_PS_EXIT_CODE`, so that the job fails instead of hanging.
+    """
+    if not _ps_addresses(config):
+        yield
+        return
+    watch = _ParameterServerWatch(config, min(poll_secs, config.session_creation_timeout_secs))
+    watch.start()
+    try:
+        yield
+    finally:
+        watch.stopped.set()
 
 
 def ensure_server(config: Any) -> Any:
@@ -112,26 +202,18 @@ def wait_for_parameter_servers(config: Any, poll_secs: float = 1.0) -> None:
     Raises:
         ConnectionError: a parameter server did not accept a connection in time.
     """
-    addresses = list(config.cluster_spec.as_dict().get(PS, []))
-    if isinstance(addresses, dict):  # a sparse job: {index: address}
-        addresses = list(addresses.values())
     deadline = time.monotonic() + config.session_creation_timeout_secs
-    for address in addresses:
-        host, _, port = address.rpartition(":")
-        while True:
-            try:
-                with socket.create_connection((host.strip("[]"), int(port)), timeout=poll_secs):
-                    break
-            except OSError as err:
-                if time.monotonic() >= deadline:
-                    raise ConnectionError(
-                        f"tf1compat_init: the parameter server {address} (task ps of the "
-                        f"TF_CONFIG cluster) did not accept a connection within "
-                        f"session_creation_timeout_secs={config.session_creation_timeout_secs} "
-                        f"s ({err}). Start it, check the address, or raise "
-                        "RunConfig(session_creation_timeout_secs=...)."
-                    ) from err
-                time.sleep(poll_secs)
+    for address in _ps_addresses(config):
+        while (err := _accepts(address, timeout=poll_secs)) is not None:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(
+                    f"tf1compat_init: the parameter server {address} (task ps of the "
+                    f"TF_CONFIG cluster) did not accept a connection within "
+                    f"session_creation_timeout_secs={config.session_creation_timeout_secs} "
+                    f"s ({err}). Start it, check the address, or raise "
+                    "RunConfig(session_creation_timeout_secs=...)."
+                ) from err
+            time.sleep(poll_secs)
 
 
 def check_task(config: Any) -> str:
