@@ -171,6 +171,7 @@ def test_restore_speed_refuses_gpu_without_one(tmp_path):
     assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.pure
 def test_plan_scaling_quick(tmp_path):
     out = tmp_path / "plan.json"
     proc = _run([BENCH / "plan_scaling.py", "--quick", "--out", out], tmp_path, timeout=120)
@@ -208,6 +209,7 @@ def _load_bench(name):
     return module
 
 
+@pytest.mark.pure
 def test_restore_speed_keeps_sizes_it_did_not_rerun(tmp_path):
     bench = _load_bench("restore_speed")
     old = {
@@ -236,6 +238,7 @@ def test_restore_speed_keeps_sizes_it_did_not_rerun(tmp_path):
     assert other_device["sizes"] == {}
 
 
+@pytest.mark.pure
 def test_restore_speed_size_specs():
     bench = _load_bench("restore_speed")
     big = bench.parse_size("512M")
@@ -270,6 +273,7 @@ def test_cli_startup_quick(tmp_path):
     assert all(r["median_s"] > 0 for r in runs.values())
 
 
+@pytest.mark.pure
 def test_cli_startup_detects_a_tensorflow_import():
     bench = _load_bench("cli_startup")
     log = "import time:      4317 |    2429078 | tensorflow\nimport time: 1 | 1 |   json\n"
@@ -277,6 +281,7 @@ def test_cli_startup_detects_a_tensorflow_import():
     assert not bench.imports_tensorflow("import time: 1 | 1 |   tensorflow_estimator\n")
 
 
+@pytest.mark.pure
 def test_crc_backends_quick(tmp_path):
     """Every candidate agrees with the others on every input (the script asserts it) and
     each section is written; the backend chosen is named."""

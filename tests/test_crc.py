@@ -41,6 +41,7 @@ def _reference(data: bytes, crc: int = 0) -> int:
 # -- selection ------------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_the_fastest_installed_backend_is_chosen(monkeypatch):
     pytest.importorskip("crc32c")
     monkeypatch.setattr(_crc, "_chosen", None)
@@ -48,6 +49,7 @@ def test_the_fastest_installed_backend_is_chosen(monkeypatch):
     assert _crc.crc32c_extender() is __import__("crc32c").crc32c  # no wrapper in the hot loop
 
 
+@pytest.mark.pure
 def test_fallbacks_in_order_when_a_backend_is_missing(monkeypatch):
     """Without ``crc32c``, ``google-crc32c``; without both, pure Python with a warning."""
     pytest.importorskip("google_crc32c")
@@ -67,6 +69,7 @@ def test_fallbacks_in_order_when_a_backend_is_missing(monkeypatch):
         _crc._select("zlib")
 
 
+@pytest.mark.pure
 def test_a_backend_with_wrong_results_is_refused(monkeypatch, caplog):
     monkeypatch.setattr(_crc, "_chosen", None)
     monkeypatch.setitem(_crc._BACKENDS, "crc32c", lambda: lambda data, crc=0: 0)
@@ -77,6 +80,7 @@ def test_a_backend_with_wrong_results_is_refused(monkeypatch, caplog):
 # -- vectors and properties, per backend ------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_known_vectors(backend):
     assert crc32c(b"123456789") == 0xE3069283
     assert crc32c(b"") == 0
@@ -91,6 +95,7 @@ def test_known_vectors(backend):
     assert unmask_crc(mask_crc(crc32c(b"foo"))) == crc32c(b"foo")
 
 
+@pytest.mark.pure
 @settings(max_examples=60, deadline=None)
 @given(data=st.binary(max_size=3000), cut=st.integers(0, 3000), seed=st.integers(0, 2**32 - 1))
 def test_matches_the_table_and_extends(data, cut, seed):
@@ -116,6 +121,7 @@ def _importable(module: str) -> bool:
     return True
 
 
+@pytest.mark.pure
 def test_every_input_the_engine_passes_is_read_in_place(backend, tmp_path):
     """Memoryviews of an mmap, numpy arrays of any dtype, slices at odd offsets,
     non-contiguous arrays (copied first), ml_dtypes values, through ``crc32c`` and
@@ -148,6 +154,7 @@ def test_every_input_the_engine_passes_is_read_in_place(backend, tmp_path):
         crc32c(np.array([b"x"], dtype=object))
 
 
+@pytest.mark.pure
 def test_parallel_threads_agree(backend):
     """The check pass runs the extender in threads over views of one buffer."""
     rng = np.random.default_rng(4)
