@@ -27,7 +27,9 @@ echo "== ruff"
 run() {
   local name=$1 env=$2 markers=$3; shift 3
   local start=$SECONDS
-  .venvs/$env/bin/python -m pytest -m "$markers" -n "$workers" --durations=25 \
+  # loadscope: a module's tests stay on one worker, so a module-scoped fixture (a model
+  # trained once for several tests) still runs once.
+  .venvs/$env/bin/python -m pytest -m "$markers" -n "$workers" --dist loadscope --durations=25 \
     --junitxml="$results/$name.xml" -o junit_family=legacy -p no:cacheprovider "$@"
   local rc=$?
   echo "leg $name: $((SECONDS - start)) s"

@@ -4,6 +4,7 @@ TensorFlow's own checks (TFRecord masked CRCs, checkpoints TensorFlow reads back
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import struct
@@ -154,15 +155,21 @@ def test_every_input_the_engine_passes_is_read_in_place(backend, tmp_path):
         crc32c(np.array([b"x"], dtype=object))
 
 
-@pytest.mark.pure
-def test_parallel_threads_agree(backend):
-    """The check pass runs the extender in threads over views of one buffer."""
+@functools.cache
+def _thread_ranges() -> tuple[list[memoryview], list[int]]:
+    """Views of one buffer and their reference CRCs (computed once for every backend)."""
     rng = np.random.default_rng(4)
     buf = rng.integers(0, 256, 4 << 20, dtype=np.uint8)
     view = memoryview(buf)
     sizes = [64 << 10, 4096, 1 << 20, 33, 32 << 10]
     ranges = [view[i * 37 : i * 37 + sizes[i % len(sizes)]] for i in range(40)]
-    want = [_reference(bytes(r)) for r in ranges]
+    return ranges, [_reference(bytes(r)) for r in ranges]
+
+
+@pytest.mark.pure
+def test_parallel_threads_agree(backend):
+    """The check pass runs the extender in threads over views of one buffer."""
+    ranges, want = _thread_ranges()
     extend = _crc.crc32c_extender()
     got: dict[int, list[int]] = {}
 
