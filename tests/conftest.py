@@ -71,13 +71,16 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-def pytest_collectreport(report):
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
     # A module that skips itself for want of TensorFlow may not hold pure tests: in the pure
     # leg they would vanish without a word.
     if PURE_LEG and report.skipped and BLOCKED in str(report.longrepr):
-        path = Path(str(report.fspath))
+        path = Path(str(collector.path))
         if path.suffix == ".py" and "mark.pure" in path.read_text():
             report.outcome = "failed"
+    return report
 
 
 @pytest.hookimpl(wrapper=True)
