@@ -319,7 +319,7 @@ def damaged_dtype_reads(pristine, tmp_path_factory):
         [sys.executable, "-c", _READ_IN_CHILD, *targets],
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=600,  # a hang guard: other test processes share the cores
     )
     results = {}
     for line in proc.stdout.splitlines():
