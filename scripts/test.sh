@@ -23,13 +23,14 @@ echo "== ruff"
 .venvs/tf221/bin/ruff check src tests benchmarks examples || status=1
 .venvs/tf221/bin/ruff format --check src tests benchmarks examples || status=1
 
-# run NAME ENV MARKERS [pytest arguments...]: one pytest run, its junit XML in $results.
+# run NAME ENV MARKERS DIST [pytest arguments...]: one pytest run, its junit XML in $results.
+# DIST is xdist's scheduling: loadscope keeps a module's tests on one worker, so a
+# module-scoped fixture (a model trained once for several tests) still runs once; the pure
+# leg has no such fixtures and spreads single tests (load).
 run() {
-  local name=$1 env=$2 markers=$3; shift 3
+  local name=$1 env=$2 markers=$3 dist=$4; shift 4
   local start=$SECONDS
-  # loadscope: a module's tests stay on one worker, so a module-scoped fixture (a model
-  # trained once for several tests) still runs once.
-  .venvs/$env/bin/python -m pytest -m "$markers" -n "$workers" --dist loadscope --durations=25 \
+  .venvs/$env/bin/python -m pytest -m "$markers" -n "$workers" --dist "$dist" --durations=25 \
     --junitxml="$results/$name.xml" -o junit_family=legacy -p no:cacheprovider "$@"
   local rc=$?
   echo "leg $name: $((SECONDS - start)) s"
@@ -40,7 +41,7 @@ run() {
 
 for env in tf221 tf215; do
   echo "== pytest, pure leg ($env)"
-  TF1COMPAT_PURE_LEG=1 run "pure-$env" "$env" "pure and not slow and not gpu" "$@" || status=2
+  TF1COMPAT_PURE_LEG=1 run "pure-$env" "$env" "pure and not slow and not gpu" load "$@" || status=2
 done
 
 if [ $status -eq 2 ]; then
@@ -49,10 +50,10 @@ else
   echo "== pytest, legs tf221 and tf215 (at the same time; each printed when it ends)"
   # tf_keras is the legacy Keras of TF >= 2.16
   declare -A legs
-  run tf221 tf221 "not pure and not slow and not gpu and not tf215" "$@" \
+  run tf221 tf221 "not pure and not slow and not gpu and not tf215" loadscope "$@" \
     >"$results/tf221.log" 2>&1 &
   legs[$!]=tf221
-  run tf215 tf215 "not pure and not slow and not gpu and not (tf221 or tf_keras)" "$@" \
+  run tf215 tf215 "not pure and not slow and not gpu and not (tf221 or tf_keras)" loadscope "$@" \
     >"$results/tf215.log" 2>&1 &
   legs[$!]=tf215
   for _ in 1 2; do
