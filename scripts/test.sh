@@ -1,29 +1,68 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, then both TensorFlow legs. Sets the environments up first.
+# The whole test suite: lint, the pure leg, then both TensorFlow legs. Sets the environments
+# up first.
 #   bash scripts/test.sh            # everything CI runs
-#   bash scripts/test.sh -k plan    # extra arguments go to both pytest runs
+#   bash scripts/test.sh -k plan    # extra arguments go to every pytest run
+#
+# The pure leg (tests marked `pure`: no TensorFlow, well under a minute) runs first in both
+# environments, with TensorFlow made unimportable (tests/conftest.py); if it fails, the
+# TensorFlow legs are not started. The two TensorFlow legs then run at the same time, each
+# spread over the machine's cores by pytest-xdist (TEST_WORKERS overrides the count per leg);
+# their output is printed leg by leg as each ends. Each leg lists its 25 slowest tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONUNBUFFERED=1
-mkdir -p .venvs/results
+results=.venvs/results
+mkdir -p "$results"
+rm -f "$results"/*.xml "$results"/*.log
+workers=${TEST_WORKERS:-$(nproc)}
 status=0
 
 echo "== ruff"
 .venvs/tf221/bin/ruff check src tests benchmarks examples || status=1
 .venvs/tf221/bin/ruff format --check src tests benchmarks examples || status=1
 
-leg() {
-  local name=$1 deselect=$2; shift 2
-  echo "== pytest, leg $name"
-  .venvs/$name/bin/python -m pytest -m "not slow and not gpu and not ($deselect)" \
-    --junitxml=".venvs/results/$name.xml" -o junit_family=legacy -p no:cacheprovider "$@"
+# run NAME ENV MARKERS DIST [pytest arguments...]: one pytest run, its junit XML in $results.
+# DIST is xdist's scheduling: loadscope keeps a module's tests on one worker, so a
+# module-scoped fixture (a model trained once for several tests) still runs once; the pure
+# leg has no such fixtures and spreads single tests (load).
+run() {
+  local name=$1 env=$2 markers=$3 dist=$4; shift 4
+  local start=$SECONDS
+  .venvs/$env/bin/python -m pytest -m "$markers" -n "$workers" --dist "$dist" --durations=25 \
+    --junitxml="$results/$name.xml" -o junit_family=legacy -p no:cacheprovider "$@"
   local rc=$?
+  echo "leg $name: $((SECONDS - start)) s"
   # Exit code 5 means "no tests collected": a leg that runs nothing is a failure here.
-  if [ $rc -ne 0 ]; then status=1; echo "leg $name: pytest exit code $rc"; fi
+  if [ $rc -ne 0 ]; then echo "leg $name: pytest exit code $rc"; fi
+  return $rc
 }
-leg tf221 tf215 "$@"
-leg tf215 "tf221 or tf_keras" "$@"   # tf_keras is the legacy Keras of TF >= 2.16
+
+for env in tf221 tf215; do
+  echo "== pytest, pure leg ($env)"
+  TF1COMPAT_PURE_LEG=1 run "pure-$env" "$env" "pure and not slow and not gpu" load "$@" || status=2
+done
+
+if [ $status -eq 2 ]; then
+  echo "the pure leg failed: the TensorFlow legs are not run"
+else
+  echo "== pytest, legs tf221 and tf215 (at the same time; each printed when it ends)"
+  # tf_keras is the legacy Keras of TF >= 2.16
+  declare -A legs
+  run tf221 tf221 "not pure and not slow and not gpu and not tf215" loadscope "$@" \
+    >"$results/tf221.log" 2>&1 &
+  legs[$!]=tf221
+  run tf215 tf215 "not pure and not slow and not gpu and not (tf221 or tf_keras)" loadscope "$@" \
+    >"$results/tf215.log" 2>&1 &
+  legs[$!]=tf215
+  for _ in 1 2; do
+    wait -n -p done "${!legs[@]}" || status=1
+    echo "== pytest, leg ${legs[$done]}"
+    cat "$results/${legs[$done]}.log"
+    unset "legs[$done]"
+  done
+fi
 
 .venvs/tf221/bin/python - <<'PY'
 import glob
@@ -42,4 +81,4 @@ for path in sorted(glob.glob(".venvs/results/*.xml")):
 print(f"expected failures (strict xfail, known gaps): {xfailed}")
 print(f"total: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-exit $status
+[ $status -eq 0 ]

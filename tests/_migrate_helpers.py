@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from _bundles import same_bits
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -26,7 +27,14 @@ import tensorflow as tf  # noqa: E402
 
 v1 = tf.compat.v1
 
-__all__ = ["file_digests", "factory_file", "tf_values", "write_rich", "write_sub_models"]
+__all__ = [
+    "file_digests",
+    "factory_file",
+    "same_bits",
+    "tf_values",
+    "write_rich",
+    "write_sub_models",
+]
 
 
 def _dense(name: str, n_in: int, n_out: int, seed: int) -> list:
@@ -125,16 +133,6 @@ def tf_values(prefix: str) -> dict[str, np.ndarray]:
     """Every tensor of a checkpoint as TensorFlow's own reader returns it."""
     reader = tf.train.load_checkpoint(prefix)
     return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()}
-
-
-def same_bits(a: object, b: object) -> bool:
-    """Bit-for-bit equality (NaN payloads and -0.0 included); strings element by element."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.hasobject or b.dtype.hasobject:
-        return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
-    return a.dtype.itemsize == b.dtype.itemsize and a.tobytes() == b.tobytes()
 
 
 def file_digests(prefix: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from _bundles import same_bits
 
 tf = pytest.importorskip("tensorflow")
 
@@ -82,17 +83,6 @@ def _random_value(name, shape, rng):
     return raw.view(dtype).reshape(shape)
 
 
-def _same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.hasobject or b.dtype.hasobject:
-        return a.shape == b.shape and list(a.reshape(-1)) == list(b.reshape(-1))
-    return (
-        a.shape == b.shape
-        and a.dtype == b.dtype
-        and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-    )
-
-
 def _save(prefix, values):
     """A name-based checkpoint (keys = names) written by TF's Saver in eager mode."""
     variables = {k: tf.Variable(v) for k, v in values.items()}
@@ -151,7 +141,7 @@ def test_values_bit_exact_every_dtype(all_dtypes, staging, monkeypatch):
     assert report.applied and len(report.loaded) == len(values)
     for k, expected in values.items():
         got = variables[k].numpy()
-        assert _same_bits(got, expected), k
+        assert same_bits(got, expected), k
 
 
 def test_values_equal_tf_reader(all_dtypes):
@@ -161,7 +151,7 @@ def test_values_equal_tf_reader(all_dtypes):
     _restore(prefix, variables)
     reader = tf.train.load_checkpoint(prefix)
     for k in values:
-        assert _same_bits(variables[k].numpy(), reader.get_tensor(k)), k
+        assert same_bits(variables[k].numpy(), reader.get_tensor(k)), k
 
 
 def test_numeric_buffers_are_adopted_without_copy(all_dtypes, caplog):
@@ -271,7 +261,7 @@ def test_partitioned_targets(partitioned, staging, axis, emb_splits, dense_split
     apply_plan(plan, targets, **MODES[staging])
     for name, parts in (("emb", emb_parts), ("dense", dense_parts)):
         got = np.concatenate([p.numpy() for p in parts], axis=axis)
-        assert _same_bits(got, values[name]), name
+        assert same_bits(got, values[name]), name
 
 
 def test_stored_slices_into_plain_variable(partitioned):
@@ -281,7 +271,7 @@ def test_stored_slices_into_plain_variable(partitioned):
     variables = _fresh_variables(values)
     _restore(prefix, variables)
     for k, v in values.items():
-        assert _same_bits(variables[k].numpy(), v)
+        assert same_bits(variables[k].numpy(), v)
 
 
 # -- all or nothing ----------------------------------------------------------------
@@ -410,7 +400,7 @@ def test_small_restores_are_staged_whole(pristine, monkeypatch, window, two_pass
     _restore(prefix, variables, **kwargs)
     assert bool(verified) is two_pass
     for k, v in values.items():
-        assert _same_bits(variables[k].numpy(), v), k
+        assert same_bits(variables[k].numpy(), v), k
 
 
 def test_stream_stages_what_fits_its_window_and_verifies_only_the_rest(
@@ -435,7 +425,7 @@ def test_stream_stages_what_fits_its_window_and_verifies_only_the_rest(
     (record,) = [r for r in caplog.records if "peak read-ahead" in r.msg]
     assert 0 < record.args[3] * 2**20 <= 3 * tensor
     for k, v in values.items():
-        assert _same_bits(variables[k].numpy(), v), k
+        assert same_bits(variables[k].numpy(), v), k
 
 
 @pytest.mark.parametrize("staging", STAGINGS)
@@ -614,7 +604,7 @@ def test_stream_keeps_memory_bounded(tmp_path):
         assert reader.peak_inflight_bytes <= 2 * tensor  # largest + window, not 12 tensors
     assert set(seen) == set(values)
     for k, v in values.items():
-        assert _same_bits(seen[k], v)
+        assert same_bits(seen[k], v)
 
 
 def test_release_pages_drops_only_whole_pages_inside_each_range(monkeypatch):
@@ -662,7 +652,7 @@ def test_stream_releases_the_mapped_pages_it_copied(tmp_path, monkeypatch):
         with open(info.data_files[0], "rb") as f:
             assert bytes(reader._bases[0]) == f.read()
     for key, value in values.items():
-        assert _same_bits(seen[key], value), key
+        assert same_bits(seen[key], value), key
 
 
 @pytest.mark.parametrize("staged", [True, False], ids=["staged", "streamed"])
@@ -696,7 +686,7 @@ def test_staged_copies_read_with_pread_streamed_ones_from_the_mapping(
             for x in reader.stream([ReadRequest(k) for k in values], crc=staged)
         }
     for key, value in values.items():
-        assert _same_bits(seen[key], value), key
+        assert same_bits(seen[key], value), key
     if staged:
         assert not released
         assert {r.path for r in reads} == set(info.data_files)
@@ -775,7 +765,7 @@ def test_staged_big_tensors_are_checksummed_chunk_by_chunk(tmp_path, monkeypatch
         seen = {x.request.key: x.buffer.copy() for x in reader.stream(requests, crc=True)}
     assert len(chunked) == 5 and None not in chunked  # 4 pieces; "small" is a one-run group
     for key, value in values.items():
-        assert _same_bits(seen[key], value), key
+        assert same_bits(seen[key], value), key
     entry = info.bundle.entries["big"]
     _flip_byte(prefix, entry, at=3 * (64 << 10) + 40_000)
     info = tci.open_checkpoint(prefix)
@@ -809,7 +799,7 @@ def test_stream_groups_small_tensors_in_buffers_from_the_allocator(
         with FastReader(info.bundle, threads=2, window_bytes=4096) as reader:
             loaded = list(reader.stream([ReadRequest(k) for k in values], allocate=alloc))
         for x in loaded:
-            assert _same_bits(x.buffer, values[x.request.key]), x.request.key
+            assert same_bits(x.buffer, values[x.request.key]), x.request.key
         if alloc is not allocate:
             assert all(x.owner is None for x in loaded)
             continue
@@ -935,7 +925,7 @@ def test_views_with_raw_keys_take_the_fast_path(pristine):
     targets = _named(renamed)
     apply_plan(tci.plan_restore(view, target_specs(targets)), targets)
     for k, v in numeric.items():
-        assert _same_bits(variables[k].numpy(), v), k
+        assert same_bits(variables[k].numpy(), v), k
 
 
 def test_adopted_buffers_outlive_the_restore(all_dtypes):
@@ -949,7 +939,7 @@ def test_adopted_buffers_outlive_the_restore(all_dtypes):
     gc.collect()
     junk = [np.full(values[k].nbytes + 64, 0xAB, np.uint8) for k in keys for _ in range(4)]
     for k in keys:
-        assert _same_bits(variables[k].numpy(), values[k]), k
+        assert same_bits(variables[k].numpy(), values[k]), k
     del junk
 
 
@@ -1011,7 +1001,7 @@ def test_tf_allocated_buffers_are_proven_shared(all_dtypes, monkeypatch):
     variables = _fresh_variables(values)
     _restore(prefix, variables, window_bytes=16)
     for k, v in values.items():
-        assert _same_bits(variables[k].numpy(), v), k
+        assert same_bits(variables[k].numpy(), v), k
     shares = apply_module._SHARES_MEMORY
     assert shares["float64"] is False  # kept: float64 used numpy buffers instead
     assert shares["float32"] is True and shares["bfloat16"] is True and shares["bool"] is True

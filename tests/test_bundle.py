@@ -380,6 +380,7 @@ def assert_matches_tf(tf, prefix: str) -> BundleReader:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_crc32c_known_values_and_mask():
     assert crc32c(b"123456789") == 0xE3069283
     assert crc32c(b"") == 0
@@ -394,6 +395,7 @@ def test_crc32c_known_values_and_mask():
     assert mask_crc(0) == 0xA282EAD8
 
 
+@pytest.mark.pure
 def test_crc32c_accepts_arrays_and_views():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((33, 17)).astype(np.float32)
@@ -403,6 +405,7 @@ def test_crc32c_accepts_arrays_and_views():
     assert crc32c(raw[5:], crc32c(raw[:5])) == crc32c(raw)
 
 
+@pytest.mark.pure
 def test_python_fallback_crc_matches():
     rng = np.random.default_rng(2)
     for n in [0, 1, 7, 64, 1000, 4099]:
@@ -415,6 +418,7 @@ def test_python_fallback_crc_matches():
     assert crc32c(blob[3:]) == google_crc32c.value(blob[3:])  # unaligned start
 
 
+@pytest.mark.pure
 def test_ordered_code_signed_numbers():
     enc = _slice_keys._oc_signed_num_increasing
     # The two worked examples in TensorFlow's ordered_code.cc.
@@ -434,11 +438,13 @@ def test_ordered_code_signed_numbers():
     assert len(set(encoded)) == len(encoded)
 
 
+@pytest.mark.pure
 def test_encode_tensor_name_slice_layout():
     key = encode_tensor_name_slice(b"a\x00b\xff", [(0, -1), (2, 3)])
     assert key == b"\x00" + b"a\x00\xffb\xff\x00\x00\x01" + b"\x01\x02" + b"\x80\x7f" + b"\x82\x83"
 
 
+@pytest.mark.pure
 def test_proto_decoder_rejects_malformed():
     assert decode_varint(b"\x96\x01", 0) == (150, 2)
     assert decode_varint(b"\xff" * 9 + b"\x01", 0) == (2**64 - 1, 10)
@@ -461,6 +467,7 @@ def test_proto_decoder_rejects_malformed():
     ]
 
 
+@pytest.mark.pure
 def test_numpy_dtype_mapping():
     assert numpy_dtype("float32") == np.dtype("float32")
     assert numpy_dtype("string") == np.dtype(object)
@@ -477,6 +484,7 @@ def test_numpy_dtype_mapping():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_crafted_bundle_round_trip(tmp_path):
     rng = np.random.default_rng(3)
     tensors = {f"v/{i:02d}/w": rng.standard_normal((i % 4, 3)) for i in range(20)}
@@ -497,6 +505,7 @@ def _crafted(tmp_path, extra, **kw):
     return str(tmp_path / "c")
 
 
+@pytest.mark.pure
 def test_huge_bogus_shape_does_not_allocate(tmp_path):
     huge = entry_proto("float32", (1 << 20, 1 << 20), 0, 0, 4 << 40, 0)
     small = entry_proto("float32", (1 << 30, 1 << 10), 0, 0, 16, 0)
@@ -519,6 +528,7 @@ def test_huge_bogus_shape_does_not_allocate(tmp_path):
     assert time.perf_counter() - start < 1
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -542,6 +552,7 @@ def test_crafted_bad_entries_fail_on_open(tmp_path, extra, message):
     assert prefix + ".index" in str(info.value)
 
 
+@pytest.mark.pure
 def test_crafted_bad_headers(tmp_path):
     for header, error, message in [
         (header_proto(num_shards=0), CheckpointCorruptError, "num_shards=0"),
@@ -557,6 +568,7 @@ def test_crafted_bad_headers(tmp_path):
         reader.read("x")
 
 
+@pytest.mark.pure
 def test_crafted_compressed_block_is_unsupported(tmp_path):
     write_bundle(tmp_path / "z", {"x": np.zeros(1)}, ctype=1)
     with pytest.raises(UnsupportedCheckpointError, match="snappy"):
@@ -566,6 +578,7 @@ def test_crafted_compressed_block_is_unsupported(tmp_path):
         BundleReader(str(tmp_path / "t"))
 
 
+@pytest.mark.pure
 def test_crafted_table_structure_errors(tmp_path):
     path = tmp_path / "c.index"
     good_items = [(b"", header_proto()), (b"a", entry_proto("float32", ()))]
@@ -579,6 +592,7 @@ def test_crafted_table_structure_errors(tmp_path):
     BundleReader(str(tmp_path / "c"))  # the writer itself is sound
 
 
+@pytest.mark.pure
 def test_crafted_unsupported_dtype(tmp_path):
     prefix = _crafted(tmp_path, [(b"var", entry_proto("variant", (), size=3))])
     reader = BundleReader(prefix)
@@ -588,6 +602,7 @@ def test_crafted_unsupported_dtype(tmp_path):
     assert reader.read("ok").tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.pure
 def test_crafted_slice_problems(tmp_path):
     data = np.arange(6.0)
     raw = data.tobytes()
@@ -616,6 +631,7 @@ def test_crafted_slice_problems(tmp_path):
             BundleReader(prefix).read("s")
 
 
+@pytest.mark.pure
 def test_missing_index_and_data(tmp_path):
     with pytest.raises(CheckpointNotFoundError, match="nope.index") as info:
         BundleReader(str(tmp_path / "nope"))
@@ -929,6 +945,7 @@ def test_missing_shard(tf, saver_ckpt, tmp_path):
         reader.read_many(reader.entries)
 
 
+@pytest.mark.pure
 def test_parsing_the_index_pauses_the_garbage_collector(tmp_path, monkeypatch):
     """A full collection with TensorFlow's heap loaded costs 100+ ms; parsing makes no
     cycles, so it runs with the collector off, and leaves it as it found it."""

@@ -18,6 +18,8 @@ from tf1compat_init.bundle.entries import parse_entry
 from tf1compat_init.bundle.objects import ObjectGraph
 from tf1compat_init.bundle.proto import ProtoDecodeError, decode_tag
 
+pytestmark = pytest.mark.pure
+
 NEG1 = (1 << 64) - 1  # -1 as a varint: 10 bytes
 
 

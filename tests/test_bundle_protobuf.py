@@ -277,24 +277,28 @@ def header_message(draw):
     return m.SerializeToString()
 
 
+@pytest.mark.pure
 @SETTINGS
 @given(entry_message())
 def test_entries_as_protobuf_writes_them(data):
     assert_same("entry", data)
 
 
+@pytest.mark.pure
 @SETTINGS
 @given(graph_message())
 def test_object_graphs_as_protobuf_writes_them(data):
     assert_same("graph", data)
 
 
+@pytest.mark.pure
 @SETTINGS
 @given(header_message())
 def test_headers_as_protobuf_writes_them(data):
     assert_same("header", data)
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_encoding_of_valid_messages(kind):
     @SETTINGS
@@ -308,6 +312,7 @@ def test_every_encoding_of_valid_messages(kind):
 # -- Bad bytes: an error or protobuf's values, never other values. ----------------------
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_truncated_and_mutated_messages(kind):
     taken = []
@@ -328,6 +333,7 @@ def test_truncated_and_mutated_messages(kind):
     assert any(taken) and not all(taken)  # both outcomes were exercised
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_random_bytes(kind):
     @settings(max_examples=400, deadline=None)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 from tf1compat_init import open_checkpoint
-from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.cli import main
 from tf1compat_init.cli._progress import ProgressBar
 
@@ -27,17 +27,9 @@ TENSORS = {
 }
 
 
-def _write(prefix: Path, tensors: dict) -> str:
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    with BundleWriter(prefix) as w:
-        for k, v in tensors.items():
-            w.add(k, v)
-    return str(prefix)
-
-
 @pytest.fixture
 def ckpt(tmp_path):
-    return _write(tmp_path / "src" / "model.ckpt-5", TENSORS)
+    return write_checkpoint(tmp_path / "src" / "model.ckpt-5", TENSORS)
 
 
 def run_main(capsys, *argv):
@@ -126,7 +118,7 @@ def test_plan_table_is_the_reports_own_rows(capsys, ckpt, tmp_path):
 
 
 def test_plan_against_a_checkpoint(capsys, ckpt, tmp_path):
-    target = _write(
+    target = write_checkpoint(
         tmp_path / "tgt" / "t.ckpt",
         {"encoder/fc1/kernel": np.zeros((4, 3), np.float32), "encoder/fc1/bias": np.zeros(3)},
     )
@@ -136,7 +128,7 @@ def test_plan_against_a_checkpoint(capsys, ckpt, tmp_path):
     assert "dtype float64 vs checkpoint float32" in out
     assert "loaded      encoder/fc1/kernel" in out and "<- model/fc1/kernel" in out
     assert _one_line(err).startswith("tf1compat-init plan: error: the plan does not fit")
-    target = _write(
+    target = write_checkpoint(
         tmp_path / "tgt2" / "t.ckpt",
         {"encoder/fc1/kernel": np.zeros((4, 3), np.float32), "step": np.array(1, np.int64)},
     )
@@ -169,7 +161,7 @@ def test_diff_exit_codes(capsys, ckpt, tmp_path):
     changed["model/fc1/kernel"] = np.zeros((3, 4), np.float32)
     del changed["vocab"]
     changed["extra"] = np.ones(2, np.float32)
-    other = _write(tmp_path / "b" / "m.ckpt", changed)
+    other = write_checkpoint(tmp_path / "b" / "m.ckpt", changed)
     rc, out, _ = run_main(capsys, "diff", ckpt, other)
     assert rc == 1
     assert "only in A (1):\n  vocab" in out and "only in B (1):\n  extra" in out
@@ -186,7 +178,7 @@ def test_diff_exit_codes(capsys, ckpt, tmp_path):
 def test_diff_with_a_map_and_bitwise_only(capsys, ckpt, tmp_path):
     renamed = {k.replace("model/", "enc/"): v for k, v in TENSORS.items()}
     renamed["enc/fc1/bias"] = np.array([0.5, 0.0, 2.0], np.float32)  # equal numbers, other bits
-    other = _write(tmp_path / "b" / "m.ckpt", renamed)
+    other = write_checkpoint(tmp_path / "b" / "m.ckpt", renamed)
     rc, out, _ = run_main(capsys, "diff", ckpt, other, "--map", "model/=enc/")
     assert rc == 1
     assert "enc/fc1/bias  max |a-b| = 0 (bitwise only)" in out
@@ -353,7 +345,7 @@ sys.stdout.write("\\nRESULT " + json.dumps([rcs, "tensorflow" in sys.modules, "k
 def test_bad_input_as_a_user_sees_it(ckpt, tmp_path, argv, rc, message):
     (tmp_path / "empty").mkdir()
     (tmp_path / "m.py").write_text("def f():\n    return None\n")
-    _write(tmp_path / "exists.ckpt", {"a": np.zeros(1, np.float32)})
+    write_checkpoint(tmp_path / "exists.ckpt", {"a": np.zeros(1, np.float32)})
     run = _run(
         sys.executable,
         "-m",

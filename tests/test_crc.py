@@ -4,6 +4,7 @@ TensorFlow's own checks (TFRecord masked CRCs, checkpoints TensorFlow reads back
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import struct
@@ -41,6 +42,7 @@ def _reference(data: bytes, crc: int = 0) -> int:
 # -- selection ------------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_the_fastest_installed_backend_is_chosen(monkeypatch):
     pytest.importorskip("crc32c")
     monkeypatch.setattr(_crc, "_chosen", None)
@@ -48,6 +50,7 @@ def test_the_fastest_installed_backend_is_chosen(monkeypatch):
     assert _crc.crc32c_extender() is __import__("crc32c").crc32c  # no wrapper in the hot loop
 
 
+@pytest.mark.pure
 def test_fallbacks_in_order_when_a_backend_is_missing(monkeypatch):
     """Without ``crc32c``, ``google-crc32c``; without both, pure Python with a warning."""
     pytest.importorskip("google_crc32c")
@@ -67,6 +70,7 @@ def test_fallbacks_in_order_when_a_backend_is_missing(monkeypatch):
         _crc._select("zlib")
 
 
+@pytest.mark.pure
 def test_a_backend_with_wrong_results_is_refused(monkeypatch, caplog):
     monkeypatch.setattr(_crc, "_chosen", None)
     monkeypatch.setitem(_crc._BACKENDS, "crc32c", lambda: lambda data, crc=0: 0)
@@ -77,6 +81,7 @@ def test_a_backend_with_wrong_results_is_refused(monkeypatch, caplog):
 # -- vectors and properties, per backend ------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_known_vectors(backend):
     assert crc32c(b"123456789") == 0xE3069283
     assert crc32c(b"") == 0
@@ -91,6 +96,7 @@ def test_known_vectors(backend):
     assert unmask_crc(mask_crc(crc32c(b"foo"))) == crc32c(b"foo")
 
 
+@pytest.mark.pure
 @settings(max_examples=60, deadline=None)
 @given(data=st.binary(max_size=3000), cut=st.integers(0, 3000), seed=st.integers(0, 2**32 - 1))
 def test_matches_the_table_and_extends(data, cut, seed):
@@ -127,6 +133,7 @@ def _importable(module: str) -> bool:
     return True
 
 
+@pytest.mark.pure
 def test_every_input_the_engine_passes_is_read_in_place(backend, tmp_path):
     """Memoryviews of an mmap, numpy arrays of any dtype, slices at odd offsets,
     non-contiguous arrays (copied first), ml_dtypes values, through ``crc32c`` and
@@ -159,14 +166,21 @@ def test_every_input_the_engine_passes_is_read_in_place(backend, tmp_path):
         crc32c(np.array([b"x"], dtype=object))
 
 
-def test_parallel_threads_agree(backend):
-    """The check pass runs the extender in threads over views of one buffer."""
+@functools.cache
+def _thread_ranges() -> tuple[list[memoryview], list[int]]:
+    """Views of one buffer and their reference CRCs (computed once for every backend)."""
     rng = np.random.default_rng(4)
     buf = rng.integers(0, 256, 4 << 20, dtype=np.uint8)
     view = memoryview(buf)
     sizes = [64 << 10, 4096, 1 << 20, 33, 32 << 10]
     ranges = [view[i * 37 : i * 37 + sizes[i % len(sizes)]] for i in range(40)]
-    want = [_reference(bytes(r)) for r in ranges]
+    return ranges, [_reference(bytes(r)) for r in ranges]
+
+
+@pytest.mark.pure
+def test_parallel_threads_agree(backend):
+    """The check pass runs the extender in threads over views of one buffer."""
+    ranges, want = _thread_ranges()
     extend = _crc.crc32c_extender()
     got: dict[int, list[int]] = {}
 

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_v1_cluster import _free_ports, _logs
+from _ports import free_ports
+from test_v1_cluster import _logs
 
 tf = pytest.importorskip("tensorflow")
 
@@ -43,7 +44,7 @@ def _pretrained(tmp_path: Path) -> str:
 
 
 def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None) -> dict:
-    ps, chief, worker = _free_ports(3)
+    ps, chief, worker = free_ports(3)
     cluster = {
         "ps": [f"127.0.0.1:{ps}"],
         "chief": [f"127.0.0.1:{chief}"],

@@ -61,9 +61,9 @@ def test_an_evaluator_config_evaluates_locally(monkeypatch):
 
 
 def test_an_unreachable_parameter_server_is_named_after_the_timeout(monkeypatch, tmp_path):
-    from test_v1_cluster import _free_ports
+    from _ports import free_ports
 
-    chief, dead_ps = _free_ports(2)  # nothing listens on dead_ps
+    chief, dead_ps = free_ports(2)  # nothing listens on dead_ps
     cluster = {"chief": [f"127.0.0.1:{chief}"], "ps": [f"127.0.0.1:{dead_ps}"]}
     monkeypatch.setenv(
         "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})

@@ -10,7 +10,6 @@ Keras 2 on tf215); the ``tf_keras`` one sets ``TF_USE_LEGACY_KERAS=1``.
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _ports import free_ports
 
 pytest.importorskip("tensorflow")
 
@@ -83,17 +83,6 @@ def test_mirrored_strategy_every_replica_holds_the_checkpoint(ckpt, legacy, tmp_
     # CheckpointInit in fit under the strategy.
     assert r["fit_begin"] is True
     assert r["fit_report"].startswith("4 loaded, 0 missing")
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 @pytest.mark.parametrize("legacy", FLAVOURS)

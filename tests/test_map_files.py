@@ -13,12 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 from tf1compat_init import AssignmentMap, AssignmentMapError, open_checkpoint, plan_restore
 from tf1compat_init import transforms as tt
-from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.cli import main
 from tf1compat_init.migrate import load_map_file, migrate
+
+pytestmark = pytest.mark.pure
 
 H, HEADS, LAYERS, VOCAB, POSITIONS = 32, 2, 2, 50, 16
 HD = H // HEADS
@@ -83,12 +85,7 @@ TENSORS = _gpt2_tensors()
 
 @pytest.fixture
 def gpt2(tmp_path: Path) -> str:
-    prefix = tmp_path / "gpt2" / "model.ckpt"
-    prefix.parent.mkdir()
-    with BundleWriter(prefix) as w:
-        for k, v in sorted(TENSORS.items()):
-            w.add(k, v)
-    return str(prefix)
+    return write_checkpoint(tmp_path / "gpt2" / "model.ckpt", dict(sorted(TENSORS.items())))
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ import pytest
 
 from tf1compat_init import AssignmentMap, AssignmentMapError
 
+pytestmark = pytest.mark.pure
+
 
 def resolve(amap, keys, targets, **kw):
     return {p.target: p.checkpoint_key for p in AssignmentMap(amap).resolve(keys, targets, **kw)}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 from tf1compat_init import AssignmentMapError, CheckpointCorruptError, open_checkpoint
 from tf1compat_init import migrate as mig
@@ -17,14 +18,6 @@ from tf1compat_init.bundle.writer import BundleWriter, build_table
 from tf1compat_init.migrate import MigrationLockedError, migrate, rename_checkpoint
 
 # -- pure parts: no TensorFlow ------------------------------------------------------------
-
-
-def _write(prefix: Path, tensors: dict) -> str:
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    with BundleWriter(prefix) as w:
-        for k, v in tensors.items():
-            w.add(k, v)
-    return str(prefix)
 
 
 @pytest.fixture
@@ -37,7 +30,7 @@ def small(tmp_path):
         "global_step": np.array(3, np.int64),
         "beta1_power": np.array(0.9, np.float32),
     }
-    return _write(tmp_path / "src" / "model.ckpt-3", tensors), tensors
+    return write_checkpoint(tmp_path / "src" / "model.ckpt-3", tensors), tensors
 
 
 def test_writer_reads_back_natively(tmp_path):
@@ -50,7 +43,7 @@ def test_writer_reads_back_natively(tmp_path):
         "scalar": np.array(b"abc", dtype=object),
         "empty": np.zeros((0, 4), np.int32),
     }
-    prefix = _write(tmp_path / "w" / "ckpt", vals)
+    prefix = write_checkpoint(tmp_path / "w" / "ckpt", vals)
     info = open_checkpoint(prefix)
     got = info.read()
     assert set(got) == set(vals)
@@ -321,7 +314,7 @@ def test_writer_index_is_byte_identical_to_tf_savev2(tmp_path):
     vals["mask"] = np.array([True, False])
     vals["empty"] = np.zeros((0, 3), np.float32)
     names = sorted(vals)
-    mine = _write(tmp_path / "mine", {k: vals[k] for k in names})
+    mine = write_checkpoint(tmp_path / "mine", {k: vals[k] for k in names})
     tf.raw_ops.SaveV2(
         prefix=str(tmp_path / "tf"),
         tensor_names=names,

@@ -14,9 +14,9 @@ import re
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 from tf1compat_init import DEFAULT_OPTIONAL, AssignmentMap, RestorePolicy, plan_restore
-from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.plan import POLICY_CHOICES, check_policy_value, check_policy_values
 from tf1compat_init.policy import EAGER_KEYWORDS, POLICY_KEYWORDS, UNSET, resolve_policy
 
@@ -60,16 +60,13 @@ def exact(name, value):
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     """A name-based checkpoint every front end below would load in full."""
-    prefix = str(tmp_path_factory.mktemp("policy") / "model.ckpt")
-    with BundleWriter(prefix) as w:
-        for key, value in VALUES.items():
-            w.add(key, value, "float32")
-    return prefix
+    return write_checkpoint(tmp_path_factory.mktemp("policy") / "model.ckpt", VALUES, "float32")
 
 
 # -- the check itself (no TensorFlow) ---------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_choices():
     assert POLICY_CHOICES == {
         "on_missing": ("error", "warn", "ignore"),
@@ -78,12 +75,14 @@ def test_choices():
     }
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize(("name", "value"), BAD)
 def test_check_policy_value_names_argument_value_and_choices(name, value):
     with pytest.raises(ValueError, match=exact(name, value)):
         check_policy_value(name, value)
 
 
+@pytest.mark.pure
 def test_check_policy_value_accepts_every_choice():
     for name, choices in POLICY_CHOICES.items():
         for value in choices:
@@ -91,6 +90,7 @@ def test_check_policy_value_accepts_every_choice():
     check_policy_values({"exclude": ["x"], "optional": (), "verify": True})  # not policies
 
 
+@pytest.mark.pure
 def test_check_policy_values_rejects_an_array_without_ambiguity():
     # ``array in tuple`` would raise numpy's "truth value is ambiguous" instead.
     with pytest.raises(ValueError, match=r"^Invalid value for argument on_missing\."):
@@ -100,6 +100,7 @@ def test_check_policy_values_rejects_an_array_without_ambiguity():
 # -- RestorePolicy -----------------------------------------------------------------------------
 
 
+@pytest.mark.pure
 def test_restore_policy_defaults_are_the_keywords_defaults():
     policy = RestorePolicy()
     assert dataclasses.asdict(policy) == {
@@ -117,18 +118,21 @@ def test_restore_policy_defaults_are_the_keywords_defaults():
     )
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize(("name", "value"), BAD)
 def test_restore_policy_rejects_bad_values_in_the_same_words(name, value):
     with pytest.raises(ValueError, match=exact(name, value)):
         RestorePolicy(**{name: value})
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("value", ["lazy", None, ["all"]])
 def test_restore_policy_rejects_bad_staging(value):
     with pytest.raises(ValueError, match=exact("staging", value)):
         RestorePolicy(staging=value)
 
 
+@pytest.mark.pure
 def test_restore_policy_rejects_a_verify_that_is_not_a_bool():
     with pytest.raises(
         TypeError, match=r"^Invalid value for argument verify\. Received: verify=1\."
@@ -136,6 +140,7 @@ def test_restore_policy_rejects_a_verify_that_is_not_a_bool():
         RestorePolicy(verify=1)
 
 
+@pytest.mark.pure
 def test_restore_policy_is_frozen_hashable_and_normalized():
     policy = RestorePolicy(optional=None, exclude=["bias$"])
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -149,6 +154,7 @@ def test_restore_policy_is_frozen_hashable_and_normalized():
         policy.replace(on_missing="skip")
 
 
+@pytest.mark.pure
 def test_resolve_policy_keywords_over_policy():
     base = RestorePolicy(on_missing="warn", staging="all")
     assert resolve_policy("f", None, {}) == RestorePolicy()
@@ -157,6 +163,7 @@ def test_resolve_policy_keywords_over_policy():
     assert got == RestorePolicy(on_missing="warn", on_mismatch="ignore", staging="all")
 
 
+@pytest.mark.pure
 def test_resolve_policy_names_the_front_end_and_the_keywords():
     with pytest.raises(
         TypeError, match=r"^load\(\) got an unexpected keyword argument 'on_mising'"
@@ -173,6 +180,7 @@ def test_resolve_policy_names_the_front_end_and_the_keywords():
 # -- the pure front doors: the engine and AssignmentMap ---------------------------------------
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize(("name", "value"), BAD)
 def test_plan_restore_rejects_before_opening_the_checkpoint(tmp_path, name, value):
     # The path does not exist: a ValueError (not CheckpointNotFoundError) shows the check
@@ -181,11 +189,13 @@ def test_plan_restore_rejects_before_opening_the_checkpoint(tmp_path, name, valu
         plan_restore(str(tmp_path / "nope"), SPECS, **{name: value})
 
 
+@pytest.mark.pure
 def test_plan_restore_with_valid_policies_loads(ckpt):
     plan = plan_restore(ckpt, SPECS, on_missing="warn", on_mismatch="ignore", on_conflict="last")
     assert plan.report.loaded == {k: k for k in VALUES}
 
 
+@pytest.mark.pure
 def test_plan_restore_takes_a_policy_and_keeps_it(ckpt):
     specs = dict(SPECS, extra=((1,), "float32"))
     policy = RestorePolicy(on_missing="warn", exclude=["^fc2/bias$"], staging="all")
@@ -202,6 +212,7 @@ def test_plan_restore_takes_a_policy_and_keeps_it(ckpt):
         plan_restore(ckpt, SPECS, policy="warn")
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("value", ["first", "warn", None])
 def test_assignment_map_resolve_rejects_on_conflict(value):
     amap = AssignmentMap({"fc1/": "fc1/"})

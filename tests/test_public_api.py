@@ -29,6 +29,7 @@ ENGINE = [
 ]
 
 
+@pytest.mark.pure
 def test_engine_all_is_pinned_and_sorted():
     assert tf1compat_init.__all__ == ENGINE
     assert tf1compat_init.__all__ == sorted(
@@ -38,6 +39,7 @@ def test_engine_all_is_pinned_and_sorted():
         assert getattr(tf1compat_init, name) is not None
 
 
+@pytest.mark.pure
 def test_errors_subclass_the_builtins_callers_catch():
     e = tf1compat_init
     assert issubclass(e.CheckpointNotFoundError, FileNotFoundError)
@@ -215,6 +217,7 @@ def test_public_modules_keep_their_paths_and_names(module):
         assert getattr(mod, name) is not None, name
 
 
+@pytest.mark.pure
 def test_errors_module_keeps_its_classes():
     import tf1compat_init.errors as errors
 
@@ -223,6 +226,7 @@ def test_errors_module_keeps_its_classes():
             assert getattr(errors, name) is getattr(tf1compat_init, name)
 
 
+@pytest.mark.pure
 def test_cli_entry_point_and_python_dash_m():
     import subprocess
     import sys
@@ -244,6 +248,7 @@ def test_cli_entry_point_and_python_dash_m():
     assert tf1compat_init.__version__ in out.stdout
 
 
+@pytest.mark.pure
 def test_engine_names_are_the_modules_objects():
     """The root re-exports (apply_plan lazily, so ``import tf1compat_init`` stays light)."""
     from tf1compat_init import apply, plan, policy

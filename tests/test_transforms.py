@@ -7,14 +7,13 @@ native tf1 migrate and the CLI's plan / migrate with the string syntax and recip
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,9 +25,10 @@ from tf1compat_init import (
     plan_restore,
 )
 from tf1compat_init import transforms as tt
-from tf1compat_init.bundle.writer import BundleWriter
 from tf1compat_init.cli import main
 from tf1compat_init.migrate import load_map_file, migrate
+
+pytestmark = pytest.mark.pure
 
 RNG = np.random.default_rng(0)
 TENSORS = {
@@ -44,12 +44,7 @@ TENSORS = {
 
 @pytest.fixture
 def ckpt(tmp_path: Path) -> str:
-    prefix = tmp_path / "src" / "model.ckpt"
-    prefix.parent.mkdir()
-    with BundleWriter(prefix) as w:
-        for k, v in sorted(TENSORS.items()):
-            w.add(k, v)
-    return str(prefix)
+    return write_checkpoint(tmp_path / "src" / "model.ckpt", dict(sorted(TENSORS.items())))
 
 
 # -- the transforms themselves --------------------------------------------------------------
@@ -668,23 +663,9 @@ def test_cli_recipe(ckpt, tmp_path, capsys, demo_recipe):
     assert rc == 2 and "--recipe is a whole map" in err
 
 
-def test_transforms_module_is_pure():
-    code = (
-        "import sys; from tf1compat_init import transforms, plan_restore; "
-        "assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
-    )
-    import subprocess
-
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "src"))
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
-
-
 def test_string_tensors_take_layout_transforms(tmp_path):
-    prefix = tmp_path / "s" / "model.ckpt"
-    prefix.parent.mkdir()
     words = np.array([b"a", b"bc", b"", b"def"], dtype=object)
-    with BundleWriter(prefix) as w:
-        w.add("vocab", words)
+    prefix = write_checkpoint(tmp_path / "s" / "model.ckpt", {"vocab": words})
     plan = plan_restore(str(prefix), {"v": ((2, 2), "string")}, {"vocab": "v | reshape(2, 2)"})
     assert plan.report.loaded == {"v": "vocab"}
     dst = tmp_path / "out" / "model.ckpt"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 tf = pytest.importorskip("tensorflow")
 
@@ -24,7 +25,6 @@ from tf1compat_init import (  # noqa: E402
 )
 from tf1compat_init import transforms as tt  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
-from tf1compat_init.bundle.writer import BundleWriter  # noqa: E402
 from tf1compat_init.checkpoint import restore  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
 
@@ -76,12 +76,7 @@ SHAPES = {
 
 @pytest.fixture
 def ckpt(tmp_path: Path) -> str:
-    prefix = tmp_path / "pretrained" / "model.ckpt"
-    prefix.parent.mkdir()
-    with BundleWriter(prefix) as w:
-        for k, v in sorted(TENSORS.items()):
-            w.add(k, v)
-    return str(prefix)
+    return write_checkpoint(tmp_path / "pretrained" / "model.ckpt", dict(sorted(TENSORS.items())))
 
 
 def _eager_vars(fill: float = -1.0) -> dict[str, tf.Variable]:
@@ -220,9 +215,7 @@ def test_v1_recipe_keyword_and_wrong_checkpoint(ckpt, tmp_path):
     report = tv1.init_from_checkpoint(ckpt, var_list=list(variables.values()), recipe=eager_recipe)
     assert sorted(report.dropped) == ["bert/q/kernel/adam_m", "global_step"]
     other = tmp_path / "other" / "model.ckpt"
-    other.parent.mkdir()
-    with BundleWriter(other) as w:
-        w.add("resnet/conv1/weights", np.zeros((6, 6), np.float32))
+    write_checkpoint(other, {"resnet/conv1/weights": np.zeros((6, 6), np.float32)})
     fresh = _eager_vars()
     with pytest.raises(CheckpointMismatchError, match=r"recipe 'v1-test-eager'.*'\^bert/'"):
         tv1.init_from_checkpoint(str(other), var_list=list(fresh.values()), recipe=eager_recipe)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _ports import free_ports
 
 tf = pytest.importorskip("tensorflow")
 
@@ -27,19 +27,6 @@ HERE = Path(__file__).resolve().parent
 TIMEOUT_S = 150  # hard upper bound; a healthy run takes about 15-40 s on 2 cores
 W = [1.0, 2.0, 3.0]
 B = [10.0, 20.0]
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _logs(logs: dict[str, Path]) -> str:
@@ -56,7 +43,7 @@ def test_chief_warm_starts_once_and_worker_sees_its_values(tmp_path):
         str(tmp_path / "pretrained" / "model.ckpt"),
         {"pretrained/w": np.array(W, np.float32), "pretrained/b": np.array(B, np.float32)},
     )
-    ps, w0, w1 = _free_ports(3)
+    ps, w0, w1 = free_ports(3)
     sync = tmp_path / "sync"
     sync.mkdir()
     config = {

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 tf = pytest.importorskip("tensorflow")
 
@@ -28,7 +29,6 @@ from tf1compat_init import (  # noqa: E402
 )
 from tf1compat_init import transforms as tt  # noqa: E402
 from tf1compat_init import v1 as tv1  # noqa: E402
-from tf1compat_init.bundle.writer import BundleWriter  # noqa: E402
 from tf1compat_init.cli import main  # noqa: E402
 from tf1compat_init.migrate import migrate  # noqa: E402
 from tf1compat_init.variables import collect_targets  # noqa: E402
@@ -50,13 +50,14 @@ def files(tmp_path_factory) -> dict[str, str]:
         path.write_bytes((end.join(tokens) + end).encode())
         return str(path)
 
-    prefix = str(d / "model.ckpt")
     rng = np.random.default_rng(5)
-    with BundleWriter(prefix) as w:
+    values = {
         # 8 rows: the old vocabulary's 6 tokens and 2 OOV buckets of the old model.
-        w.add("emb", rng.standard_normal((8, 4)).astype(np.float32))
-        w.add("logits/kernel", rng.standard_normal((5, 3)).astype(np.float32))
-        w.add("wide", rng.standard_normal((6, 1)).astype(np.float32))
+        "emb": rng.standard_normal((8, 4)).astype(np.float32),
+        "logits/kernel": rng.standard_normal((5, 3)).astype(np.float32),
+        "wide": rng.standard_normal((6, 1)).astype(np.float32),
+    }
+    prefix = write_checkpoint(d / "model.ckpt", values)
     return {
         "ckpt": prefix,
         "old": vocab("old.txt", OLD),
@@ -311,10 +312,8 @@ def test_transform_errors_at_plan_time_name_rule_and_file(
     files, tmp_path, transform, ckpt_key, message
 ):
     prefix = tmp_path / "c" / "m.ckpt"
-    prefix.parent.mkdir()
-    with BundleWriter(prefix) as w:
-        w.add("emb", np.zeros((8, 4), np.float32))
-        w.add("wide_1d", np.zeros((8,), np.float32))
+    zeros = {"emb": np.zeros((8, 4), np.float32), "wide_1d": np.zeros((8,), np.float32)}
+    write_checkpoint(prefix, zeros)
     t = tt.remap_vocab(
         files[transform.get("old", "old")], files["new"], axis=transform.get("axis", 0)
     )
@@ -329,11 +328,8 @@ def test_transform_errors_at_plan_time_name_rule_and_file(
 
 def test_one_dimensional_rows_in_eager(files, tmp_path):
     # TF's warm_start fails on a 1-D variable (IndexError); the transform remaps it.
-    prefix = tmp_path / "c" / "m.ckpt"
-    prefix.parent.mkdir()
     bias = np.arange(6, dtype=np.float32)
-    with BundleWriter(prefix) as w:
-        w.add("bias", bias)
+    write_checkpoint(tmp_path / "c" / "m.ckpt", {"bias": bias})
     out = tt.run([tt.remap_vocab(files["old"], files["new"], num_oov_buckets=1)], [bias], [None])[0]
     index = {t: i for i, t in enumerate(OLD)}
     want = [bias[index[t]] if t in index else 0.0 for t in NEW] + [0.0]
@@ -405,11 +401,8 @@ def test_keras_load_remaps_an_embedding(files):
 
 
 def test_one_dimensional_rows_in_a_graph_map_equal_the_eager_transform(files, tmp_path):
-    prefix = tmp_path / "c" / "m.ckpt"
-    prefix.parent.mkdir()
     bias = np.arange(6, dtype=np.float32) + 1
-    with BundleWriter(prefix) as w:
-        w.add("bias", bias)
+    prefix = write_checkpoint(tmp_path / "c" / "m.ckpt", {"bias": bias})
     t = tt.remap_vocab(files["old"], files["new"], num_oov_buckets=2, backup_initializer=0.5)
     want = tt.run([t], [bias], [None])[0]
     with tf.Graph().as_default():

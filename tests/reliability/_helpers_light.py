@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from _bundles import same_bits  # noqa: F401 (re-exported)
 
 
 def tree_digest(root: str | Path) -> dict[str, str]:
@@ -18,13 +17,3 @@ def tree_digest(root: str | Path) -> dict[str, str]:
             p = os.path.join(d, name)
             out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
     return out
-
-
-def same_bits(a: Any, b: Any) -> bool:
-    """Bit-for-bit equality; strings element by element."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.hasobject or b.dtype.hasobject:
-        return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
-    return a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bundles import write_checkpoint
 
 import tf1compat_init as tci
-from tf1compat_init.bundle.writer import BundleWriter
 
 from . import _helpers_light as hl
 
@@ -36,12 +36,14 @@ from . import _helpers_light as hl
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """64 MiB in 64 tensors: long enough to be killed part way."""
-    prefix = str(tmp_path_factory.mktemp("src") / "model.ckpt-3")
     rng = np.random.default_rng(0)
-    with BundleWriter(prefix) as w:
-        for i in range(64):
-            w.add(f"model/layer_{i:02d}/kernel", rng.standard_normal((512, 512)).astype(np.float32))
-        w.add("global_step", np.int64(3))
+    values = {
+        f"model/layer_{i:02d}/kernel": rng.standard_normal((512, 512)).astype(np.float32)
+        for i in range(64)
+    }
+    prefix = write_checkpoint(
+        tmp_path_factory.mktemp("src") / "model.ckpt-3", values | {"global_step": np.int64(3)}
+    )
     digest = hl.tree_digest(os.path.dirname(prefix))
     yield prefix
     assert hl.tree_digest(os.path.dirname(prefix)) == digest, "migrate modified its source"

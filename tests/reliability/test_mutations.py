@@ -269,33 +269,36 @@ def test_checksum_valid_index_damage(pristine, work, ops):
 # -- regressions the properties found ---------------------------------------------------------
 
 _READ_IN_CHILD = """
-import sys
+import json, sys
 import tf1compat_init as tci
-try:
-    info = tci.open_checkpoint(sys.argv[1])
-    info.read()
-except tci.Tf1CompatError as e:
-    print(type(e).__name__ + ": " + str(e))
-    sys.exit(3)
-print("read")
+for path in sys.argv[1:]:
+    try:
+        info = tci.open_checkpoint(path)
+        info.read()
+        out = "read"
+    except tci.Tf1CompatError as e:
+        out = type(e).__name__ + ": " + str(e)
+    print("RESULT " + json.dumps([path, out]), flush=True)
 """
 
+#: (dtype enum written over a/step's, the error, a fragment of its message), by id
+DAMAGED_DTYPES = {
+    "ref_type": (
+        101,
+        "CheckpointCorruptError",
+        "dtype float32_ref cannot be stored in a checkpoint",
+    ),
+    "invalid": (0, "CheckpointCorruptError", "dtype unknown_dtype_0 cannot be stored"),
+    "unknown": (83, "CheckpointCorruptError", "has dtype unknown_dtype_83, which neither"),
+    "variant": (21, "CheckpointCorruptError", "TensorFlow cannot read tensor 'a/step'"),
+    "int2": (31, "CheckpointCorruptError", "'a/step' of checkpoint"),
+}
 
-@pytest.mark.parametrize(
-    "enum, error, fragment",
-    [
-        (101, "CheckpointCorruptError", "dtype float32_ref cannot be stored in a checkpoint"),
-        (0, "CheckpointCorruptError", "dtype unknown_dtype_0 cannot be stored"),
-        (83, "CheckpointCorruptError", "has dtype unknown_dtype_83, which neither"),
-        (21, "CheckpointCorruptError", "TensorFlow cannot read tensor 'a/step'"),
-        (31, "CheckpointCorruptError", "'a/step' of checkpoint"),
-    ],
-    ids=["ref_type", "invalid", "unknown", "variant", "int2"],
-)
-def test_dtype_the_native_reader_leaves_to_tensorflow(pristine, tmp_path, enum, error, fragment):
-    """A damaged dtype once reached TensorFlow's reader, which aborted the process
-    (``tensor.cc: Unexpected type``) or raised its own errors. In a child process, so an
-    abort fails this test instead of ending the run."""
+
+@pytest.fixture(scope="module")
+def damaged_dtype_reads(pristine, tmp_path_factory):
+    """Each damaged copy read in one child process (TensorFlow imported once for all)."""
+    import json
     import subprocess
     import sys
 
@@ -303,14 +306,36 @@ def test_dtype_the_native_reader_leaves_to_tensorflow(pristine, tmp_path, enum, 
     from tf1compat_init.bundle.table import _read_table
     from tf1compat_init.bundle.writer import _entry_proto, build_table
 
-    target = h.copy_checkpoint(pristine[0], tmp_path)
-    items = _read_table(target + ".index")
-    i = next(n for n, (k, _) in enumerate(items) if k == b"a/step")
-    _, shape, _, offset, size, crc, _ = parse_entry(items[i][1])
-    items[i] = (b"a/step", _entry_proto(enum, shape, offset, size, crc))
-    Path(target + ".index").write_bytes(build_table(items))
+    targets = {}
+    for case, (enum, _, _) in DAMAGED_DTYPES.items():
+        target = h.copy_checkpoint(pristine[0], tmp_path_factory.mktemp(case))
+        items = _read_table(target + ".index")
+        i = next(n for n, (k, _) in enumerate(items) if k == b"a/step")
+        _, shape, _, offset, size, crc, _ = parse_entry(items[i][1])
+        items[i] = (b"a/step", _entry_proto(enum, shape, offset, size, crc))
+        Path(target + ".index").write_bytes(build_table(items))
+        targets[target] = case
     proc = subprocess.run(
-        [sys.executable, "-c", _READ_IN_CHILD, target], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _READ_IN_CHILD, *targets],
+        capture_output=True,
+        text=True,
+        timeout=600,  # a hang guard: other test processes share the cores
     )
-    assert proc.returncode == 3, (proc.returncode, proc.stdout, proc.stderr[-2000:])
-    assert proc.stdout.startswith(error + ": ") and fragment in proc.stdout, proc.stdout
+    results = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            path, out = json.loads(line[len("RESULT ") :])
+            results[targets[path]] = out
+    return results, proc
+
+
+@pytest.mark.parametrize("case", list(DAMAGED_DTYPES))
+def test_dtype_the_native_reader_leaves_to_tensorflow(damaged_dtype_reads, case):
+    """A damaged dtype once reached TensorFlow's reader, which aborted the process
+    (``tensor.cc: Unexpected type``) or raised its own errors. In a child process, so an
+    abort fails these tests instead of ending the run: a case the child never reported
+    (it died on it or before it) fails with the child's exit code and its stderr."""
+    _, error, fragment = DAMAGED_DTYPES[case]
+    results, proc = damaged_dtype_reads
+    assert case in results, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    assert results[case].startswith(error + ": ") and fragment in results[case], results[case]
