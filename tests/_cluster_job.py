@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_v1_cluster import _free_ports, _logs
+from _ports import free_ports
+from test_v1_cluster import _logs
 
 HERE = Path(__file__).resolve().parent
 TASK = HERE / "_estimator_cluster_task.py"
@@ -29,7 +30,7 @@ class Job:
         self.model_dir = model_dir
         directory.mkdir(parents=True, exist_ok=True)
         trainers = [r for r in roles if r != "evaluator"]
-        ports = _free_ports(len(trainers))
+        ports = free_ports(len(trainers))
         self.cluster = {
             role: [f"127.0.0.1:{port}"] for role, port in zip(trainers, ports, strict=True)
         }

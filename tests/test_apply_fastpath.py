@@ -7,6 +7,8 @@ import pytest
 
 from tf1compat_init.apply._fastpath import FastPath, private
 
+pytestmark = pytest.mark.pure
+
 
 def _recorder(calls, name, refuse=()):
     def call(key, value):

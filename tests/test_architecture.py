@@ -92,11 +92,13 @@ PURE = [
     f"{NAME}.migrate",
     f"{NAME}.cli",
     f"{NAME}.recipes",
-    f"{NAME}.transforms",
     f"{NAME}.dtype_names",
     f"{NAME}.shapes",
     f"{NAME}.recipe_plan",
+    f"{NAME}.rules",
     f"{NAME}.rule_kinds",
+    f"{NAME}.name_index",
+    f"{NAME}.preamble",
     f"{NAME}._tfcompat",
 ]
 

@@ -93,7 +93,7 @@ def test_plan_table_is_the_reports_own_rows(capsys, ckpt, tmp_path):
     from tf1compat_init import plan_restore
     from tf1compat_init.migrate import rename_checkpoint
 
-    target = _write(
+    target = write_checkpoint(
         tmp_path / "tgt" / "t.ckpt",
         {
             "encoder/fc1/kernel": np.zeros((4, 3), np.float32),  # loaded, renamed

@@ -14,6 +14,8 @@ from tf1compat_init.dtype_names import DTYPE_ALIASES, dtype_name
 from tf1compat_init.errors import TransformError
 from tf1compat_init.shapes import fmt_shape
 
+pytestmark = pytest.mark.pure
+
 
 class _FakeTfDtype:
     """What the planner and the transforms read of a ``tf.DType``: ``base_dtype.name``."""

@@ -13,6 +13,8 @@ from tf1compat_init.errors import AssignmentMapError, CheckpointMismatchError
 from tf1compat_init.mapping import AssignmentMap, Resolution, Rule, RuleKind
 from tf1compat_init.rule_kinds import KINDS
 
+pytestmark = pytest.mark.pure
+
 KEYS = ["old/a", "old/b", "old/c", "x/adam_m", "x/k"]
 
 
