@@ -1,0 +1,272 @@
+"""The README and docs/ stay true: their code blocks run, their links resolve.
+
+Every fenced block in ``README.md`` and ``docs/*.md`` is either run here or marked
+``illustrative`` in its info string (```` ```python illustrative ````). Runnable blocks:
+
+- ``python``: executed in a fresh namespace, in a temporary working directory;
+- ``bash``: run by bash (``set -euo pipefail``), ``tf1compat-init`` being this checkout's CLI;
+- ``json``: read as a ``--map-file`` and compiled into an ``AssignmentMap``.
+
+Other words of the info string: ``setup=NAME`` makes what the text takes as given (see
+``SETUPS``) in that directory first; ``tf221`` runs the block only on TensorFlow >= 2.16.
+Relative links must name an existing file and, with a ``#fragment``, one of its headings
+(GitHub's anchors).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RUNNABLE = {"python", "bash", "json"}
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # 1-based line of the opening fence
+    lang: str
+    words: frozenset[str]
+    code: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+    @property
+    def illustrative(self) -> bool:
+        return "illustrative" in self.words
+
+    @property
+    def setup(self) -> str | None:
+        for word in self.words:
+            if word.startswith("setup="):
+                return word.split("=", 1)[1]
+        return None
+
+
+def _blocks(page: Path) -> list[Block]:
+    blocks: list[Block] = []
+    opened: tuple[int, str, str, str] | None = None  # line, fence, indent, info
+    body: list[str] = []
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        m = _FENCE.match(line)
+        if opened is None:
+            if m:
+                opened, body = (number, m.group(2), m.group(1), m.group(3).strip()), []
+            continue
+        if m and m.group(2).startswith(opened[1]) and not m.group(3).strip():
+            start, _, indent, info = opened
+            words = info.split()
+            code = "\n".join(b[len(indent) :] if b.startswith(indent) else b for b in body)
+            lang = words[0] if words else ""
+            blocks.append(Block(page, start, lang, frozenset(words[1:]), code + "\n"))
+            opened = None
+        else:
+            body.append(line)
+    assert opened is None, f"{page.relative_to(ROOT)}:{opened[0]}: a code block is never closed"
+    return blocks
+
+
+ALL_BLOCKS = [b for page in PAGES for b in _blocks(page)]
+RUN_BLOCKS = [b for b in ALL_BLOCKS if not b.illustrative and b.lang in RUNNABLE]
+
+
+def test_pages_exist_and_have_blocks() -> None:
+    assert (ROOT / "docs" / "index.md").exists()
+    assert len(PAGES) > 10
+    assert len(RUN_BLOCKS) >= 8, [b.id for b in RUN_BLOCKS]
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    first = _blocks(ROOT / "README.md")[0]
+    commands = [line.split("#")[0].strip() for line in first.code.splitlines()]
+    assert commands == ["bash scripts/demo.sh", "bash scripts/test.sh"]
+    assert first.line <= 3
+    assert (ROOT / "scripts" / "demo.sh").exists() and (ROOT / "scripts" / "test.sh").exists()
+
+
+def test_every_block_is_run_or_marked_illustrative() -> None:
+    unmarked = [
+        f"{b.id} (```{b.lang} {' '.join(sorted(b.words))})"
+        for b in ALL_BLOCKS
+        if not b.illustrative and b.lang not in RUNNABLE
+    ]
+    assert not unmarked, "mark these blocks `illustrative` or make them runnable: " + ", ".join(
+        unmarked
+    )
+    unknown = [b.id for b in RUN_BLOCKS if b.setup is not None and b.setup not in SETUPS]
+    assert not unknown, f"unknown setup= in {unknown}"
+
+
+# -- links ------------------------------------------------------------------------------
+
+_LINK = re.compile(r"(?<!\!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _prose(page: Path) -> str:
+    """The page without its code blocks (links and headings inside them do not count)."""
+    out, fence = [], None
+    for line in page.read_text(encoding="utf-8").splitlines():
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(2)
+        elif fence is not None and m and m.group(2).startswith(fence) and not m.group(3).strip():
+            fence = None
+        elif fence is None:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"<[^>]+>", "", heading).strip().lower()
+    kept = []
+    for ch in text:
+        if ch in "-_ " or unicodedata.category(ch)[0] in "LNM":
+            kept.append("-" if ch == " " else ch)
+    return "".join(kept)
+
+
+def _anchors(page: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    anchors = set()
+    for line in _prose(page).splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = _slug(m.group(1))
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+def _links() -> list[tuple[Path, str]]:
+    pages = PAGES + [ROOT / "benchmarks" / "README.md"]
+    return [(p, target) for p in pages for target in _LINK.findall(_prose(p))]
+
+
+def test_relative_links_resolve() -> None:
+    broken = []
+    for page, target in _links():
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:, ...
+            continue
+        path, _, fragment = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        where = f"{page.relative_to(ROOT)}: ({target})"
+        if not dest.exists():
+            broken.append(f"{where}: no such file")
+        elif fragment and (dest.suffix != ".md" or fragment not in _anchors(dest)):
+            broken.append(f"{where}: no heading #{fragment}")
+    assert not broken, "\n".join(broken)
+
+
+def test_slug_matches_githubs() -> None:
+    assert (
+        _slug("Tensor transforms and recipes (`tf1compat_init.transforms`)")
+        == "tensor-transforms-and-recipes-tf1compat_inittransforms"
+    )
+    assert _slug("Fine-tuning Google's BERT (`bert-tensorflow`) on TF 2.21") == (
+        "fine-tuning-googles-bert-bert-tensorflow-on-tf-221"
+    )
+
+
+# -- setups: what the text takes as given -------------------------------------------------
+
+
+def _pretrained(directory: Path) -> None:
+    """``pretrained/``: a TF1 name-based checkpoint of ``dense/kernel`` [4, 2], ``dense/bias``
+    [2] and ``global_step``, as ``tf.compat.v1.train.Saver`` writes it."""
+    import numpy as np
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        with v1.variable_scope("dense"):
+            v1.get_variable("kernel", initializer=np.arange(8, dtype=np.float32).reshape(4, 2))
+            v1.get_variable("bias", initializer=np.array([0.5, -0.5], np.float32))
+        v1.train.get_or_create_global_step()
+        saver = v1.train.Saver()
+        with v1.Session(graph=graph) as sess:
+            sess.run(v1.global_variables_initializer())
+            saver.save(sess, str(directory / "pretrained" / "model.ckpt"), global_step=100)
+
+
+SETUPS = {"pretrained": _pretrained}
+
+
+def _tf_at_least_216() -> bool:
+    import tensorflow as tf
+
+    major, minor = (int(x) for x in tf.__version__.split(".")[:2])
+    return (major, minor) >= (2, 16)
+
+
+@pytest.mark.parametrize("block", RUN_BLOCKS, ids=lambda b: b.id)
+def test_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if "tf221" in block.words and not _tf_at_least_216():
+        pytest.skip("the block needs TensorFlow >= 2.16")
+    monkeypatch.chdir(tmp_path)
+    if block.setup:
+        SETUPS[block.setup](tmp_path)
+    if block.lang == "python":
+        _run_python(block)
+    elif block.lang == "bash":
+        _run_bash(block, tmp_path)
+    else:
+        _run_json(block, tmp_path)
+
+
+def _run_python(block: Block) -> None:
+    code = compile(block.code, block.id, "exec")
+    namespace: dict = {"__name__": "__docs__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, namespace)  # noqa: S102 - the docs' own examples
+
+
+def _run_bash(block: Block, tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), TF_CPP_MIN_LOG_LEVEL="3")
+    shim = f'tf1compat-init() {{ "{sys.executable}" -m tf1compat_init "$@"; }}\n'
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + shim + block.code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"{block.id}\n{result.stdout}\n{result.stderr}"
+
+
+def _run_json(block: Block, tmp_path: Path) -> None:
+    import tf1compat_init as tci
+    from tf1compat_init.migrate import load_map_file
+
+    path = tmp_path / "map.json"
+    path.write_text(block.code, encoding="utf-8")
+    rules = load_map_file(path)
+    assert rules
+    tci.AssignmentMap(rules)
+
+
+def test_every_page_is_listed() -> None:
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in (ROOT / "docs").glob("*.md"):
+        if page.name != "index.md":
+            assert f"]({page.name})" in index, f"docs/index.md does not list {page.name}"
+        assert f" {page.name}" in nav, f"mkdocs.yml's nav does not list {page.name}"
