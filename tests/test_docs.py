@@ -206,7 +206,25 @@ def _pretrained(directory: Path) -> None:
             saver.save(sess, str(directory / "pretrained" / "model.ckpt"), global_step=100)
 
 
-SETUPS = {"pretrained": _pretrained}
+def _models(directory: Path) -> dict:
+    """``pretrained/``, a built Keras ``model`` with one ``Dense`` layer named ``dense`` (4 -> 2),
+    and a ``module`` whose variables are ``enc/dense/{kernel,bias}``."""
+    import keras
+    import tensorflow as tf
+
+    _pretrained(directory)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, name="dense")])
+    module = tf.Module()
+    module.enc = tf.Module()
+    module.enc.dense = tf.Module()
+    module.enc.dense.kernel = tf.Variable(tf.zeros([4, 2]))
+    module.enc.dense.bias = tf.Variable(tf.zeros([2]))
+    return {"model": model, "module": module}
+
+
+#: Setups by name: each makes files in the block's working directory and may return names
+#: that the block's text takes as given.
+SETUPS = {"pretrained": _pretrained, "models": _models}
 
 
 def _tf_at_least_216() -> bool:
@@ -221,19 +239,18 @@ def test_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     if "tf221" in block.words and not _tf_at_least_216():
         pytest.skip("the block needs TensorFlow >= 2.16")
     monkeypatch.chdir(tmp_path)
-    if block.setup:
-        SETUPS[block.setup](tmp_path)
+    given = (SETUPS[block.setup](tmp_path) if block.setup else None) or {}
     if block.lang == "python":
-        _run_python(block)
+        _run_python(block, given)
     elif block.lang == "bash":
         _run_bash(block, tmp_path)
     else:
         _run_json(block, tmp_path)
 
 
-def _run_python(block: Block) -> None:
+def _run_python(block: Block, given: dict) -> None:
     code = compile(block.code, block.id, "exec")
-    namespace: dict = {"__name__": "__docs__"}
+    namespace: dict = {"__name__": "__docs__", **given}
     with contextlib.redirect_stdout(io.StringIO()):
         exec(code, namespace)  # noqa: S102 - the docs' own examples
 
