@@ -5,6 +5,11 @@ Every fenced block in ``README.md`` and ``docs/*.md`` is either run here or mark
 
 - ``python``: executed in a fresh namespace, in a temporary working directory;
 - ``bash``: run by bash (``set -euo pipefail``), ``tf1compat-init`` being this checkout's CLI;
+- ``console``: a shell session; each ``$ command`` (``\\`` continues it) runs like ``bash``
+  and the lines after it are its output: each must appear, in order, in what the command
+  printed (spaces collapsed; ``...`` stands for lines left out). A command whose shown output
+  has ``error:`` must fail; ``# exit N`` at the end of an output line gives the exit code;
+  otherwise it must succeed;
 - ``json``: read as a ``--map-file`` and compiled into an ``AssignmentMap``.
 
 Other words of the info string: ``setup=NAME`` makes what the text takes as given (see
@@ -29,7 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-RUNNABLE = {"python", "bash", "json"}
+RUNNABLE = {"python", "bash", "console", "json"}
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 
 
@@ -203,7 +208,9 @@ def _pretrained(directory: Path) -> None:
         saver = v1.train.Saver()
         with v1.Session(graph=graph) as sess:
             sess.run(v1.global_variables_initializer())
-            saver.save(sess, str(directory / "pretrained" / "model.ckpt"), global_step=100)
+            # A relative path, as a user types it: the paths the CLI prints are then relative too.
+            assert Path.cwd() == directory
+            saver.save(sess, os.path.join("pretrained", "model.ckpt"), global_step=100)
 
 
 def _models(directory: Path) -> dict:
@@ -222,9 +229,17 @@ def _models(directory: Path) -> dict:
     return {"model": model, "module": module}
 
 
+def _submodels(directory: Path) -> None:
+    """``pretrained/sub_model_{1,2}/``: the v1 examples' two sub-model checkpoints (Adam)."""
+    helpers = pytest.importorskip("_migrate_helpers")
+    # A relative path, as a user types it: the paths the CLI prints are then relative too.
+    assert Path.cwd() == directory
+    helpers.write_sub_models("pretrained")
+
+
 #: Setups by name: each makes files in the block's working directory and may return names
 #: that the block's text takes as given.
-SETUPS = {"pretrained": _pretrained, "models": _models}
+SETUPS = {"pretrained": _pretrained, "models": _models, "submodels": _submodels}
 
 
 def _tf_at_least_216() -> bool:
@@ -244,6 +259,8 @@ def test_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         _run_python(block, given)
     elif block.lang == "bash":
         _run_bash(block, tmp_path)
+    elif block.lang == "console":
+        _run_console(block, tmp_path)
     else:
         _run_json(block, tmp_path)
 
@@ -255,18 +272,73 @@ def _run_python(block: Block, given: dict) -> None:
         exec(code, namespace)  # noqa: S102 - the docs' own examples
 
 
-def _run_bash(block: Block, tmp_path: Path) -> None:
+def _shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), TF_CPP_MIN_LOG_LEVEL="3")
     shim = f'tf1compat-init() {{ "{sys.executable}" -m tf1compat_init "$@"; }}\n'
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + shim + block.code],
-        cwd=tmp_path,
+    return subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + shim + script],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def _run_bash(block: Block, tmp_path: Path) -> None:
+    result = _shell(block.code, tmp_path)
     assert result.returncode == 0, f"{block.id}\n{result.stdout}\n{result.stderr}"
+
+
+def _session(code: str) -> list[tuple[str, list[str]]]:
+    """``[(command, shown output lines)]`` of a console block."""
+    steps: list[tuple[str, list[str]]] = []
+    lines = code.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.startswith("$ "):
+            assert steps, f"output before the first command: {line!r}"
+            steps[-1][1].append(line)
+            continue
+        command = line[2:]
+        while command.endswith("\\") and i < len(lines):
+            command = command[:-1] + " " + lines[i].strip()
+            i += 1
+        steps.append((command, []))
+    return steps
+
+
+def _squash(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _run_console(block: Block, tmp_path: Path) -> None:
+    for command, shown in _session(block.code):
+        expect_rc = 0
+        wanted = []
+        for line in shown:
+            m = re.search(r"\s+# exit (\d+)$", line)
+            if m:
+                expect_rc, line = int(m.group(1)), line[: m.start()]
+            if "error:" in line:
+                expect_rc = None  # any failure
+            if line.strip() and line.strip() != "...":
+                wanted.append(_squash(line))
+        result = _shell(command, tmp_path)
+        where = f"{block.id}: $ {command}\n{result.stdout}{result.stderr}"
+        if expect_rc is None:
+            assert result.returncode != 0, where
+        else:
+            assert result.returncode == expect_rc, where
+        printed = [_squash(x) for x in (result.stdout + result.stderr).splitlines()]
+        at = 0
+        for line in wanted:
+            try:
+                at = printed.index(line, at) + 1
+            except ValueError:
+                raise AssertionError(f"{where}\nnot printed (in this order): {line!r}") from None
 
 
 def _run_json(block: Block, tmp_path: Path) -> None:
