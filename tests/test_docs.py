@@ -237,9 +237,61 @@ def _submodels(directory: Path) -> None:
     helpers.write_sub_models("pretrained")
 
 
+def _estimator(directory: Path) -> dict:
+    """``pretrained/`` and a small classifier's ``model_fn`` over it (``dense/kernel`` [4, 2],
+    ``dense/bias``, a ``softmax_tensor``), its input functions and ``feature_spec``."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tf1compat_init import estimator as est
+
+    _pretrained(directory)
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        with v1.variable_scope("dense"):
+            kernel = v1.get_variable("kernel", [4, 2])
+            bias = v1.get_variable("bias", [2], initializer=v1.zeros_initializer())
+        logits = tf.matmul(features["x"], kernel) + bias
+        probabilities = tf.nn.softmax(logits, name="softmax_tensor")
+        predictions = {"classes": tf.argmax(logits, 1), "probabilities": probabilities}
+        if mode == est.ModeKeys.PREDICT:
+            return est.EstimatorSpec(mode, predictions=predictions)
+        loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        step = v1.train.get_or_create_global_step()
+        train_op = v1.train.GradientDescentOptimizer(params.get("lr", 0.1)).minimize(loss, step)
+        metrics = {"accuracy": v1.metrics.accuracy(labels, predictions["classes"])}
+        return est.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+    x = np.random.default_rng(0).normal(size=(32, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+
+    def train_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(8)
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8)
+
+    def predict_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": x}).batch(8)
+
+    return {
+        "model_fn": model_fn,
+        "train_input_fn": train_input_fn,
+        "eval_input_fn": eval_input_fn,
+        "predict_input_fn": predict_input_fn,
+        "feature_spec": {"x": tf.io.FixedLenFeature([4], tf.float32)},
+    }
+
+
 #: Setups by name: each makes files in the block's working directory and may return names
 #: that the block's text takes as given.
-SETUPS = {"pretrained": _pretrained, "models": _models, "submodels": _submodels}
+SETUPS = {
+    "pretrained": _pretrained,
+    "models": _models,
+    "submodels": _submodels,
+    "estimator": _estimator,
+}
 
 
 def _tf_at_least_216() -> bool:
