@@ -103,6 +103,14 @@ def test_readme_starts_with_the_two_commands() -> None:
     assert (ROOT / "scripts" / "demo.sh").exists() and (ROOT / "scripts" / "test.sh").exists()
 
 
+def test_readme_stays_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 300, (
+        f"README.md has {lines} lines: keep it a tour (at most 300) and move details to the "
+        "front end's page in docs/ (docs/index.md says where new material goes)"
+    )
+
+
 def test_every_block_is_run_or_marked_illustrative() -> None:
     unmarked = [
         f"{b.id} (```{b.lang} {' '.join(sorted(b.words))})"
