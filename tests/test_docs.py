@@ -122,6 +122,13 @@ def test_every_block_is_run_or_marked_illustrative() -> None:
     )
     unknown = [b.id for b in RUN_BLOCKS if b.setup is not None and b.setup not in SETUPS]
     assert not unknown, f"unknown setup= in {unknown}"
+    odd = [
+        f"{b.id}: {word}"
+        for b in ALL_BLOCKS
+        for word in b.words
+        if word not in ("illustrative", "tf221") and not word.startswith("setup=")
+    ]
+    assert not odd, f"unknown words in info strings (a typo?): {odd}"
 
 
 # -- links ------------------------------------------------------------------------------
