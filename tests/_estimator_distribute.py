@@ -19,7 +19,9 @@ variables' names and final values, the metrics, the predictions.
 Models: a ``model_fn`` with ``tf.compat.v1`` variables (a random initializer, so op-level
 seeds count) and ``GradientDescentOptimizer``, whose mean loss the strategy scales by
 ``1/replicas``; ``DNNClassifier`` and ``LinearRegressor`` (Keras 2 optimizers, the head's
-own scaling), which need ``TF_USE_LEGACY_KERAS=1`` on TF >= 2.16. The ``model_fn`` also
+own scaling), and the two combined (wide and deep) estimators, which divide the loss by
+the replica count in their own train op (the regressor whatever its head's reduction, as
+TF 2.15 did); the canned ones need ``TF_USE_LEGACY_KERAS=1`` on TF >= 2.16. The ``model_fn`` also
 trains 2 steps and is evaluated on 1 batch under the other strategies TF 2.15's Estimator
 ran on one machine (``OTHER_STRATEGIES``), and once warm-started from a plain run's
 checkpoint (``warm_start_from``).
@@ -44,7 +46,13 @@ import numpy as np  # noqa: E402
 GOLDEN = Path(__file__).resolve().parent / "golden" / "estimator_distribute_tf215.json"
 SEED = 7
 DEVICES = ["/cpu:0", "/cpu:1"]
-MODELS = ("model_fn", "dnn_classifier", "linear_regressor")
+MODELS = (
+    "model_fn",
+    "dnn_classifier",
+    "linear_regressor",
+    "wide_deep_classifier",
+    "wide_deep_regressor",
+)
 
 
 def library(lib: str):
@@ -160,6 +168,25 @@ def make(lib: str, name: str, model_dir: str, kind: str = "mirrored"):
             hidden_units=[4], feature_columns=[column], model_dir=model_dir, config=config
         )
         return model, input_fn(classes=True)
+    if name == "wide_deep_classifier":  # scales its loss by the classifier's own reduction
+        model = est.DNNLinearCombinedClassifier(
+            model_dir=model_dir,
+            linear_feature_columns=[column],
+            dnn_feature_columns=[column],
+            dnn_hidden_units=[4],
+            config=config,
+        )
+        return model, input_fn(classes=True)
+    if name == "wide_deep_regressor":  # scales by the default reduction, whatever its head's
+        model = est.DNNLinearCombinedRegressor(
+            model_dir=model_dir,
+            linear_feature_columns=[column],
+            dnn_feature_columns=[column],
+            dnn_hidden_units=[4],
+            loss_reduction="sum",  # tf.keras.losses.Reduction.SUM
+            config=config,
+        )
+        return model, input_fn()
     model = est.LinearRegressor(feature_columns=[column], model_dir=model_dir, config=config)
     return model, input_fn()
 

@@ -36,7 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "_estimator_distribute.py"
 GOLDEN = ROOT / "tests" / "golden" / "estimator_distribute_tf215.json"
 RTOL = 1e-6
-MODELS = ("model_fn", "dnn_classifier", "linear_regressor")
+MODELS = (
+    "model_fn",
+    "dnn_classifier",
+    "linear_regressor",
+    "wide_deep_classifier",
+    "wide_deep_regressor",
+)
 
 
 def golden() -> dict:
@@ -82,6 +88,11 @@ def assert_is_replicated_training(run: dict) -> None:
         "dnn/hiddenlayer_0/kernel" in dnn and "training/Adagrad/dnn/logits/bias/accumulator" in dnn
     )
     assert "linear/linear_model/x/weights" in run["linear_regressor"]["variables"]
+    for name in ("wide_deep_classifier", "wide_deep_regressor"):
+        wide_deep = run[name]["variables"]
+        assert (
+            "dnn/hiddenlayer_0/kernel" in wide_deep and "linear/linear_model/x/weights" in wide_deep
+        )
     strategies = run["strategies"]
     assert sorted(strategies) == [
         "central_storage",

@@ -69,8 +69,15 @@ def dnn_linear_combined_model_fn(
     dnn_dropout: float | None = None,
     batch_norm: bool = False,
     linear_sparse_combiner: str = "sum",
+    loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
 ) -> Any:
-    """The ``model_fn`` of the V2 combined estimators (TF 2.15's, same build order)."""
+    """The ``model_fn`` of the V2 combined estimators (TF 2.15's, same build order).
+
+    ``loss_reduction`` only decides whether the training loss is divided by the number of
+    replicas under a distribution strategy (``SUM_OVER_BATCH_SIZE``: yes). As in TF 2.15,
+    only the classifier passes its own; the regressor and the head-based estimator leave the
+    default, whatever their head's reduction.
+    """
     validate_features(features)
     if not linear_feature_columns and not dnn_feature_columns:
         raise ValueError(_NO_COLUMNS)
@@ -120,7 +127,11 @@ def dnn_linear_combined_model_fn(
         logits = dnn_logits if dnn_logits is not None else linear_logits
 
     def train_op_fn(loss: tf.Tensor) -> tf.Operation:
-        # One replica here: TF 2.15's loss scaling by the replica count is a no-op.
+        if loss_reduction == _SUM_OVER_BATCH_SIZE:
+            # The replicas' gradients are summed: each replica's mean loss counts 1/n.
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            if replicas > 1:
+                loss *= 1.0 / replicas
         ops = []
         if dnn_logits is not None:
             ops += dnn_optimizer.get_updates(loss, dnn_variables)
@@ -154,6 +165,7 @@ class _CombinedBase(Estimator):
         warm_start_from: Any,
         batch_norm: bool,
         linear_sparse_combiner: str,
+        loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
     ) -> None:
         def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
             del config
@@ -171,6 +183,7 @@ class _CombinedBase(Estimator):
                 dnn_dropout=dnn_dropout,
                 batch_norm=batch_norm,
                 linear_sparse_combiner=linear_sparse_combiner,
+                loss_reduction=loss_reduction,
             )
 
         super().__init__(
@@ -255,6 +268,7 @@ class DNNLinearCombinedClassifier(_CombinedBase):
             warm_start_from,
             batch_norm,
             linear_sparse_combiner,
+            loss_reduction,
         )
 
 
