@@ -5,8 +5,9 @@ killed once the others end (a ps serves until killed, as in tf.estimator). Check
 stops at max_steps, both trainers ran steps, every variable (including both partitions of
 the embedding) was placed on the parameter server, only the chief wrote checkpoints and
 they hold the trained values, the evaluator evaluated every checkpoint it saw once and
-ran the final export. On TF 2.15 the same job runs under the real tf.estimator and the
-observable outcome (variable names, placement, files) is the same.
+ran the final export. On TF 2.15 the same job with two parameter servers runs under the
+real tf.estimator and under ours, and the observable outcome (variable names, the placement
+of every variable across the two servers, files) is the same.
 """
 
 from __future__ import annotations
@@ -43,17 +44,17 @@ def _pretrained(tmp_path: Path) -> str:
             )
 
 
-def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None) -> dict:
-    ps, chief, worker = free_ports(3)
+def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None, n_ps: int = 1) -> dict:
+    *ps, chief, worker = free_ports(n_ps + 2)
     cluster = {
-        "ps": [f"127.0.0.1:{ps}"],
+        "ps": [f"127.0.0.1:{port}" for port in ps],
         "chief": [f"127.0.0.1:{chief}"],
         "worker": [f"127.0.0.1:{worker}"],
     }
     tmp_path.mkdir(parents=True, exist_ok=True)
     model_dir = tmp_path / "model"
-    roles = {"ps": ("ps", 0), "chief": ("chief", 0), "worker": ("worker", 0)}
-    roles["evaluator"] = ("evaluator", 0)
+    roles = {f"ps{i}" if i else "ps": ("ps", i) for i in range(n_ps)}
+    roles.update({"chief": ("chief", 0), "worker": ("worker", 0), "evaluator": ("evaluator", 0)})
     procs, logs, outs = {}, {}, {}
     try:
         for role, (kind, index) in roles.items():
@@ -85,7 +86,8 @@ def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None) -> dic
             except subprocess.TimeoutExpired:
                 pytest.fail(f"{role} did not finish in {TIMEOUT_S} s\n{_logs(logs)}")
             assert code == 0, f"{role} exited {code}\n{_logs(logs)}"
-        assert procs["ps"].poll() is None, "the ps must serve until killed\n" + _logs(logs)
+        for role in (r for r in roles if roles[r][0] == "ps"):
+            assert procs[role].poll() is None, f"{role} must serve until killed\n" + _logs(logs)
     finally:
         for p in procs.values():
             if p.poll() is None:
@@ -113,13 +115,19 @@ def _outcome(seen: dict) -> dict:
     }
 
 
-def _check(outcome: dict, seen: dict) -> None:
+def _check(outcome: dict, seen: dict, n_ps: int = 1) -> None:
     assert outcome["final_step"] >= MAX_STEPS
     assert seen["chief"]["steps"] and seen["worker"]["steps"], "both trainers must train"
     assert seen["chief"]["config"]["is_chief"] and not seen["worker"]["config"]["is_chief"]
+    assert seen["chief"]["config"]["num_ps_replicas"] == n_ps
     for devices in (outcome["chief_devices"], outcome["worker_devices"]):
-        for name, device in devices.items():
-            assert device.startswith("/job:ps/task:0"), (name, device)
+        tasks = {name: device.partition("/job:ps/task:")[2][:1] for name, device in devices.items()}
+        assert all(device.startswith("/job:ps/task:") for device in devices.values()), devices
+        # replica_device_setter's round robin: with two ps, each holds some variables, and
+        # the two partitions of the embedding land on different ones.
+        assert {int(t) for t in tasks.values()} == set(range(n_ps)), devices
+        if n_ps > 1:
+            assert tasks["emb/part_0"] != tasks["emb/part_1"], devices
     assert {"emb/part_0", "emb/part_1", "w", "b", "global_step"} <= set(outcome["chief_devices"])
     assert outcome["has_eval_events"] and outcome["final_exports"] == 1
     assert outcome["returned"] == [None, None, None]
@@ -140,10 +148,13 @@ def test_a_cluster_job_trains_on_the_parameter_server_and_the_evaluator_follows(
 @pytest.mark.tf215
 @pytest.mark.skipif(not hasattr(tf, "estimator"), reason="needs the real tf.estimator")
 def test_the_same_cluster_job_under_tf_estimator_looks_the_same(tmp_path):
-    real_seen = _run_cluster("real", tmp_path / "real")
-    ours_seen = _run_cluster("ours", tmp_path / "ours")
+    # Two parameter servers: the placement of every variable (the partitioned embedding's
+    # parts on different servers) must be TF 2.15's, not just "somewhere on the ps".
+    real_seen = _run_cluster("real", tmp_path / "real", n_ps=2)
+    ours_seen = _run_cluster("ours", tmp_path / "ours", n_ps=2)
     real, ours = _outcome(real_seen), _outcome(ours_seen)
-    _check(real, real_seen)
+    _check(real, real_seen, n_ps=2)
+    _check(ours, ours_seen, n_ps=2)
     for key in (
         "names",
         "chief_devices",
