@@ -96,7 +96,7 @@ def apply_plan(
         >>> apply_plan(plan, targets).applied  # doctest: +SKIP
         True
     """
-    # The policy checks the value (``staging must be one of ...``).
+    # The policy checks the value (its error names the values it accepts).
     staging = (plan.policy if staging is None else plan.policy.replace(staging=staging)).staging
     if window_bytes is None:
         window_bytes = _fastread.DEFAULT_WINDOW_BYTES

@@ -90,7 +90,7 @@ def _check_one(name: str, strategy: Any) -> None:
             "which TensorFlow 2.21 no longer has.",
             "Use tf.distribute.MirroredStrategy for the devices of one machine, or train "
             "across machines between-graph with a TF_CONFIG cluster with parameter servers "
-            "and no strategy (see the README, 'Running on a cluster').",
+            "and no strategy (see docs/estimator.md, 'Running on a cluster').",
         )
     if cls_name.startswith("TPUStrategy"):
         raise _unsupported(
@@ -109,7 +109,7 @@ def _check_one(name: str, strategy: Any) -> None:
             f"with a TF_CONFIG cluster ({sorted(jobs)}) tf.estimator handed a strategy to its "
             "distribute coordinator, which TensorFlow 2.21 no longer has.",
             "Drop train_distribute to train the cluster between-graph (parameter servers, "
-            "replica_device_setter; see the README, 'Running on a cluster'), or unset "
+            "replica_device_setter; see docs/estimator.md, 'Running on a cluster'), or unset "
             "TF_CONFIG to replicate on this machine's devices.",
         )
 

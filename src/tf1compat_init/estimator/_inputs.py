@@ -111,7 +111,7 @@ _KERAS3_LAYERS_ADVICE = (
     "tf1compat_init: tf.compat.v1.layers needs tf_keras on TensorFlow >= 2.16: "
     "`pip install tf_keras` and set the environment variable TF_USE_LEGACY_KERAS=1 before "
     "TensorFlow is first imported; or write the layer with tf.compat.v1.get_variable "
-    "(see the README's Keras-3-safe model_fn)."
+    "(docs/estimator.md, 'Migrating from tf.estimator on TF 2.15 to TF 2.21', shows one)."
 )
 
 
