@@ -335,8 +335,18 @@ def test_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def _run_python(block: Block, given: dict) -> None:
     code = compile(block.code, block.id, "exec")
     namespace: dict = {"__name__": "__docs__", **given}
+    _forget_summary_writers()
     with contextlib.redirect_stdout(io.StringIO()):
         exec(code, namespace)  # noqa: S102 - the docs' own examples
+
+
+def _forget_summary_writers() -> None:
+    """Each block is a fresh program: TensorFlow's process-wide FileWriterCache is keyed by
+    the directory as written ("run/"), so a writer cached by an earlier block (in another
+    working directory) would be handed to this one, and its directory never made here."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        tf.compat.v1.summary.FileWriterCache.clear()
 
 
 def _shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
