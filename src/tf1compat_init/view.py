@@ -147,7 +147,11 @@ class NamedView:
 
 
 def value_nbytes(info: VariableInfo) -> int:
-    """The bytes of a tensor of this shape and dtype (0 for strings and unknown dtypes)."""
+    """The bytes of a tensor of this shape and dtype in memory.
+
+    A string tensor counts one object pointer per element (numpy's ``object`` itemsize), not
+    its text (the index entry's size has that); a dtype with no byte layout counts 0.
+    """
     from .bundle.reader import numpy_dtype
 
     n = 1
