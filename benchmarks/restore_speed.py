@@ -706,30 +706,38 @@ def peak_extra_memory(fn: Callable[[], None]) -> int | None:
 
 #: Methods whose peak memory is probed, each in a fresh process.
 MEMORY_METHODS = ("saver_restore", "checkpoint_restore", "ours", "ours_staged")
+#: ``--quick`` probes the memory of one of TensorFlow's restores and ours.
+QUICK_MEMORY_METHODS = ("saver_restore", "ours")
 
 
 #: Methods timed on their first restore in a fresh process (``--cold``).
 COLD_METHODS = ("saver_restore", "checkpoint_restore", "ours")
 
 
-def _probe_env(workdir: Path) -> dict[str, str]:
+_COMPILED: list[bool] = []
+
+
+def _probe_env() -> dict[str, str]:
     """The probes' environment: this package's modules have bytecode, as installed ones do.
 
     Where ``PYTHONDONTWRITEBYTECODE`` is set (as on the machines this was measured on),
     every fresh process would compile our modules from source (60-80 ms), while
-    TensorFlow's come with their bytecode; so the probes keep bytecode in a cache of
-    their own (``PYTHONPYCACHEPREFIX``), filled before the first probe.
+    TensorFlow's come with their bytecode; so the probes may write bytecode (in
+    ``__pycache__`` beside the sources, which git ignores), compiled once before the first
+    probe. Not a ``PYTHONPYCACHEPREFIX`` of their own: that hides TensorFlow's installed
+    bytecode as well, and the first probe compiled all of TensorFlow (about 8 s).
     """
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
-    if not (workdir / "pycache").exists():
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if not _COMPILED:
         subprocess.run(
             [sys.executable, "-m", "compileall", "-q", str(ROOT / "src"), str(ROOT / "benchmarks")],
             env=env,
             check=False,
             capture_output=True,
         )
+        _COMPILED.append(True)
     return env
 
 
@@ -758,7 +766,7 @@ def run_probe(kind: str, method: str, size: str, workdir: Path, device: str) -> 
         capture_output=True,
         text=True,
         timeout=1800,
-        env=_probe_env(workdir),
+        env=_probe_env(),
     )
     for line in proc.stdout.splitlines():
         if line.startswith("PROBE "):
@@ -848,7 +856,7 @@ def bench_size(
     probe: Callable[[str, str], dict[str, Any] | None],
     log: Callable[[str], None],
     *,
-    memory: bool = True,
+    memory: tuple[str, ...] = MEMORY_METHODS,
     cold: int = 0,
     first: int = 0,
 ) -> dict[str, Any]:
@@ -922,14 +930,13 @@ def bench_size(
     m = None
     del case
     gc.collect()
-    if memory:
-        for name, r in results.items():
-            if r.get("status") == "ok" and name in MEMORY_METHODS:
-                got = probe("memory", name)
-                if got is not None:
-                    r["peak_extra_bytes"] = got["peak_extra_bytes"]
-                    r["verified_after_memory_run"] = got["verified"]
-                    log(f"  {name:<20} peak extra memory {got['peak_extra_bytes'] / MiB:8.1f} MiB")
+    for name, r in results.items():
+        if r.get("status") == "ok" and name in memory:
+            got = probe("memory", name)
+            if got is not None:
+                r["peak_extra_bytes"] = got["peak_extra_bytes"]
+                r["verified_after_memory_run"] = got["verified"]
+                log(f"  {name:<20} peak extra memory {got['peak_extra_bytes'] / MiB:8.1f} MiB")
     cold_names = [n for n in COLD_METHODS if results.get(n, {}).get("status") == "ok"]
     for rep in range(cold):  # round-robin, as above
         for name in cold_names:
@@ -1281,7 +1288,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sizes = "4M,small40" if args.sizes == p.get_default("sizes") else args.sizes
         args.repeats, args.warmup, args.cold = 1, 0, min(args.cold, 1)
-        args.first = min(args.first, 1)  # and only for the last size (see below)
+        args.first = min(args.first, 1)  # probes for the last size only (see below)
     specs = [parse_size(t) for t in args.sizes.split(",") if t.strip()]
     apply_logger = logging.getLogger("tf1compat_init.apply")
     apply_logger.setLevel(logging.INFO)
@@ -1327,6 +1334,12 @@ def main(argv: list[str] | None = None) -> int:
         "h2d_gbps": h2d_bandwidth(device, args.repeats),
         "sizes": {},
     }
+
+    def probes_here(spec: Spec) -> bool:
+        # --quick starts its fresh processes (memory, first restore per method and per
+        # front end) for the last size only: each costs an import of TensorFlow.
+        return not args.quick or spec is specs[-1]
+
     try:
         for spec in specs:
             log(f"{spec.name}: {len(spec.tensors)} tensors, {spec.nbytes / MiB:.0f} MiB")
@@ -1343,9 +1356,13 @@ def main(argv: list[str] | None = None) -> int:
                     kind, name, spec.name, workdir, args.device
                 ),
                 log,
-                memory=not args.no_memory,
-                cold=args.cold,
-                first=0 if args.quick and spec is not specs[-1] else args.first,
+                memory=(
+                    (QUICK_MEMORY_METHODS if args.quick else MEMORY_METHODS)
+                    if not args.no_memory and probes_here(spec)
+                    else ()
+                ),
+                cold=args.cold if probes_here(spec) else 0,
+                first=args.first if probes_here(spec) else 0,
             )
             measured["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             measured["load_average"] = {

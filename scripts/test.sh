@@ -5,14 +5,18 @@
 #   bash scripts/test.sh -k plan    # extra arguments go to every pytest run
 #
 # The pure leg (tests marked `pure`: no TensorFlow, well under a minute) runs first in both
-# environments, with TensorFlow made unimportable (tests/conftest.py); if it fails, the
-# TensorFlow legs are not started. The two TensorFlow legs then run at the same time, each
+# environments at once, with TensorFlow made unimportable (tests/conftest.py); if it fails,
+# the TensorFlow legs are not started. The two TensorFlow legs then run at the same time, each
 # spread over the machine's cores by pytest-xdist (TEST_WORKERS overrides the count per leg);
 # their output is printed leg by leg as each ends. Each leg lists its 25 slowest tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONUNBUFFERED=1
+# Hundreds of fresh Python processes (examples, cluster tasks, benchmark probes) import this
+# package. Where PYTHONDONTWRITEBYTECODE is set, each compiled its modules from source again;
+# the suite writes bytecode (into __pycache__, which git ignores) so that happens once.
+unset PYTHONDONTWRITEBYTECODE
 results=.venvs/results
 mkdir -p "$results"
 rm -f "$results"/*.xml "$results"/*.log
@@ -39,29 +43,40 @@ run() {
   return $rc
 }
 
+# pair: waits for the two legs started in the background (their PIDs in $legs),
+# printing each one's log when it ends; status 1 if either failed.
+pair() {
+  local rc=0
+  for _ in 1 2; do
+    wait -n -p done "${!legs[@]}" || rc=1
+    echo "== pytest, leg ${legs[$done]}"
+    cat "$results/${legs[$done]}.log"
+    unset "legs[$done]"
+  done
+  return $rc
+}
+declare -A legs
+
+echo "== pytest, pure legs (tf221 and tf215 at the same time)"
 for env in tf221 tf215; do
-  echo "== pytest, pure leg ($env)"
-  TF1COMPAT_PURE_LEG=1 run "pure-$env" "$env" "pure and not slow and not gpu" load "$@" || status=2
+  TF1COMPAT_PURE_LEG=1 run "pure-$env" "$env" "pure and not slow and not gpu" load "$@" \
+    >"$results/pure-$env.log" 2>&1 &
+  legs[$!]=pure-$env
 done
+pair || status=2
 
 if [ $status -eq 2 ]; then
   echo "the pure leg failed: the TensorFlow legs are not run"
 else
   echo "== pytest, legs tf221 and tf215 (at the same time; each printed when it ends)"
   # tf_keras is the legacy Keras of TF >= 2.16
-  declare -A legs
   run tf221 tf221 "not pure and not slow and not gpu and not tf215" loadscope "$@" \
     >"$results/tf221.log" 2>&1 &
   legs[$!]=tf221
   run tf215 tf215 "not pure and not slow and not gpu and not (tf221 or tf_keras)" loadscope "$@" \
     >"$results/tf215.log" 2>&1 &
   legs[$!]=tf215
-  for _ in 1 2; do
-    wait -n -p done "${!legs[@]}" || status=1
-    echo "== pytest, leg ${legs[$done]}"
-    cat "$results/${legs[$done]}.log"
-    unset "legs[$done]"
-  done
+  pair || status=1
 fi
 
 .venvs/tf221/bin/python - <<'PY'
