@@ -46,6 +46,22 @@ def golden():
         return json.load(f)
 
 
+#: The early-stopping hook fetches the global step in the same ``session.run`` as the train
+#: op, with no order between the read and the increment: tf.estimator 2.15 does so, and so do
+#: we. Mostly the read comes first (fetched 0, 3, 6: the stop after step 7); on a loaded host
+#: it can see the increment (1, 4, 7: the stop after step 8), seen once in CI for the real
+#: tf.estimator. Either outcome is TF's behaviour; the comparisons accept both, nothing else.
+RACY_STOP = ("predicate/every_3_stop_3", [0, 7], [0, 8])
+
+
+def settled(result):
+    """``result`` with the other outcome of the race above mapped to the usual one."""
+    name, usual, other = RACY_STOP
+    if result.get(name, {}).get("ckpts") == other:
+        result = {**result, name: {**result[name], "ckpts": usual}}
+    return result
+
+
 def assert_matches(actual, expected, where="result"):
     """Equal, with floats within rtol=1e-6 (JSON turns tuples into lists)."""
     if isinstance(expected, dict):
@@ -64,20 +80,20 @@ def assert_matches(actual, expected, where="result"):
 
 
 def test_ours_matches_the_golden_file(results, golden):
-    assert_matches(results["ours"], golden)
+    assert_matches(settled(results["ours"]), golden)
 
 
 @pytest.mark.parametrize("scenario", M.SCENARIOS)
 @pytest.mark.tf215
 @pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.estimator")
 def test_ours_equals_real_tf_estimator(results, scenario):
-    assert results["ours"][scenario] == results["real"][scenario]
+    assert settled(results["ours"])[scenario] == settled(results["real"])[scenario]
 
 
 @pytest.mark.tf215
 @pytest.mark.skipif(not HAS_REAL, reason="needs the real tf.estimator")
 def test_real_tf_estimator_reproduces_the_golden_file(results, golden):
-    assert_matches(results["real"], golden)
+    assert_matches(settled(results["real"]), golden)
 
 
 def test_train_and_evaluate_stops_where_the_scripted_metric_says(results):
@@ -114,7 +130,8 @@ def test_predicates_answer_as_tf_estimator_2_15_rules(results):
 def test_predicate_hook_timer_and_stop_variable(results):
     every3 = results["ours"]["predicate/every_3_stop_3"]
     # asked after steps 1, 4, 7 (global steps 0, 3, 6 fetched): stops after the 7th step
-    assert every3 == {"calls": 3, "ckpts": [0, 7], "stop": True}
+    # (or after the 8th, when the fetches see the increments: RACY_STOP)
+    assert every3 in ({"calls": 3, "ckpts": c, "stop": True} for c in RACY_STOP[1:])
     assert results["ours"]["predicate/every_1_stop_1"] == {
         "calls": 1,
         "ckpts": [0, 1],
@@ -294,3 +311,10 @@ def test_missing_metric_note_lists_the_metrics_found(tmp_path):
     (note,) = info.value.__notes__
     assert note.startswith("tf1compat_init: the evaluation at global step 2 in ")
     assert "has no scalar 'accuracy'; it has ['loss', 'score']" in note
+
+
+def test_settled_maps_only_the_other_outcome_of_the_race():
+    name, usual, other = RACY_STOP
+    assert settled({name: {"calls": 3, "ckpts": other}})[name] == {"calls": 3, "ckpts": usual}
+    assert settled({name: {"ckpts": [0, 9]}})[name]["ckpts"] == [0, 9]
+    assert settled({"other": {"ckpts": other}})["other"]["ckpts"] == other
