@@ -92,9 +92,13 @@ def commands(src: str, dst: str) -> dict[str, list[str]]:
 
 
 def run_once(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    """Runs ``cmd``: its wall time and the finished process; a failure is an error."""
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=ROOT)
-    return time.perf_counter() - start, proc
+    took = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return took, proc
 
 
 def imports_tensorflow(importtime_log: str) -> bool:
@@ -107,19 +111,11 @@ def imports_tensorflow(importtime_log: str) -> bool:
 
 def measure(cmd: list[str], repeats: int, warmup: bool = True) -> dict[str, Any]:
     if warmup:
-        _, proc = run_once(cmd)  # warm the page cache and the .pyc files
-        if proc.returncode != 0:
-            raise RuntimeError(
-                f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-            )
+        run_once(cmd)  # warm the page cache and the .pyc files
     times = []
     imported_tf = False
     for _ in range(repeats):
         took, proc = run_once(cmd)
-        if proc.returncode != 0:
-            raise RuntimeError(
-                f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-            )
         times.append(took)
         # -X importtime writes one line per imported module to stderr.
         imported_tf = imported_tf or imports_tensorflow(proc.stderr)

@@ -53,6 +53,7 @@ run are noisy: run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import logging
@@ -714,30 +715,26 @@ QUICK_MEMORY_METHODS = ("saver_restore", "ours")
 COLD_METHODS = ("saver_restore", "checkpoint_restore", "ours")
 
 
-_COMPILED: list[bool] = []
-
-
+@functools.cache
 def _probe_env() -> dict[str, str]:
     """The probes' environment: this package's modules have bytecode, as installed ones do.
 
     Where ``PYTHONDONTWRITEBYTECODE`` is set (as on the machines this was measured on),
     every fresh process would compile our modules from source (60-80 ms), while
     TensorFlow's come with their bytecode; so the probes may write bytecode (in
-    ``__pycache__`` beside the sources, which git ignores), compiled once before the first
-    probe. Not a ``PYTHONPYCACHEPREFIX`` of their own: that hides TensorFlow's installed
-    bytecode as well, and the first probe compiled all of TensorFlow (about 8 s).
+    ``__pycache__`` beside the sources, which git ignores), compiled here once, before the
+    first probe. Not a ``PYTHONPYCACHEPREFIX`` of their own: that hides TensorFlow's
+    installed bytecode as well, and the first probe compiled all of TensorFlow (about 8 s).
     """
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("PYTHONPYCACHEPREFIX", None)
-    if not _COMPILED:
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", str(ROOT / "src"), str(ROOT / "benchmarks")],
-            env=env,
-            check=False,
-            capture_output=True,
-        )
-        _COMPILED.append(True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "src"), str(ROOT / "benchmarks")],
+        env=env,
+        check=False,
+        capture_output=True,
+    )
     return env
 
 
@@ -766,7 +763,7 @@ def run_probe(kind: str, method: str, size: str, workdir: Path, device: str) -> 
         capture_output=True,
         text=True,
         timeout=1800,
-        env=_probe_env(),
+        env=dict(_probe_env()),
     )
     for line in proc.stdout.splitlines():
         if line.startswith("PROBE "):
@@ -1340,6 +1337,10 @@ def main(argv: list[str] | None = None) -> int:
         # front end) for the last size only: each costs an import of TensorFlow.
         return not args.quick or spec is specs[-1]
 
+    memory_methods = (
+        () if args.no_memory else QUICK_MEMORY_METHODS if args.quick else MEMORY_METHODS
+    )
+
     try:
         for spec in specs:
             log(f"{spec.name}: {len(spec.tensors)} tensors, {spec.nbytes / MiB:.0f} MiB")
@@ -1356,11 +1357,7 @@ def main(argv: list[str] | None = None) -> int:
                     kind, name, spec.name, workdir, args.device
                 ),
                 log,
-                memory=(
-                    (QUICK_MEMORY_METHODS if args.quick else MEMORY_METHODS)
-                    if not args.no_memory and probes_here(spec)
-                    else ()
-                ),
+                memory=memory_methods if probes_here(spec) else (),
                 cold=args.cold if probes_here(spec) else 0,
                 first=args.first if probes_here(spec) else 0,
             )
