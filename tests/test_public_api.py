@@ -294,3 +294,46 @@ def test_public_functions_spell_out_their_keywords(module):
         )
         assert set(wanted) <= set(params), (name, set(wanted) - set(params))
         assert all(params[k].kind is params[k].KEYWORD_ONLY for k in wanted), name
+
+
+#: Imports every public module and touches every name it exports, the lazy ones included
+#: (the canned estimators, heads, ``experimental``, ``v1``), then prints what was logged.
+_TOUCH_EVERY_NAME = """
+import importlib, sys
+modules = sys.argv[1:] + [
+    "tf1compat_init.estimator.experimental", "tf1compat_init.estimator.export",
+    "tf1compat_init.estimator.v1", "tf1compat_init.estimator.head",
+    "tf1compat_init.estimator.canned",
+]
+for name in modules:
+    mod = importlib.import_module(name)
+    lazy = getattr(mod, "LAZY", None) or getattr(mod, "_LAZY", None) or {}
+    for attr in [*getattr(mod, "__all__", ()), *lazy]:
+        getattr(mod, attr)
+print("touched", len(modules))
+"""
+
+
+def test_importing_every_public_name_logs_nothing():
+    """Library code is quiet: no TensorFlow deprecation warning for a call made at import.
+
+    A fresh process, because TensorFlow logs each deprecation once per process.
+    """
+    import subprocess
+    import sys
+
+    pytest.importorskip("tensorflow")
+    proc = subprocess.run(
+        [sys.executable, "-c", _TOUCH_EVERY_NAME, *sorted(PUBLIC_MODULES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "touched" in proc.stdout
+    logged = [
+        line
+        for line in proc.stderr.splitlines()
+        if "WARNING:tensorflow" in line or "deprecat" in line.lower()
+    ]
+    assert not logged, "\n".join(logged)

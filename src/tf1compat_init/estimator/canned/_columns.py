@@ -1,12 +1,13 @@
 """The kinds of ``tf.feature_column`` v2 columns the linear models tell apart.
 
 TensorFlow exports the dense base class and the transformation cache under
-``tf.__internal__.feature_column``; the categorical base class it does not export by name.
+``tf.__internal__.feature_column``; the categorical base class only in its own module.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+from tensorflow.python.feature_column import feature_column_v2 as _fc_v2
 
 __all__ = ["CategoricalColumn", "DenseColumn", "FeatureColumn", "FeatureTransformationCache"]
 
@@ -15,11 +16,6 @@ DenseColumn = tf.__internal__.feature_column.DenseColumn
 FeatureTransformationCache = tf.__internal__.feature_column.FeatureTransformationCache
 
 
-def _categorical_column_type() -> type:
-    # The nearest common base of two categorical columns (every public one derives from it).
-    a = type(tf.feature_column.categorical_column_with_identity("a", 2))
-    b = type(tf.feature_column.categorical_column_with_hash_bucket("b", 2))
-    return next(k for k in a.__mro__ if k in b.__mro__ and "Categorical" in k.__name__)
-
-
-CategoricalColumn = _categorical_column_type()
+#: Not exported by name; building two columns to find their common base would log
+#: TensorFlow >= 2.16's deprecation warning for each at import.
+CategoricalColumn = _fc_v2.CategoricalColumn
