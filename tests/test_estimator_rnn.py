@@ -124,3 +124,29 @@ def test_add_metrics_on_a_canned_estimator(tmp_path):
     assert {"accuracy", "auc", "loss", "global_step"} <= set(mine)
     if HAS_REAL:  # TF 2.15: the same numbers as tf.estimator.add_metrics on its RNNClassifier
         assert mine == _added_metrics(tf.estimator, str(tmp_path / "real"))
+
+
+def _export_savedmodel(lib, model_dir, export_base):
+    """Trains one step and exports through the deprecated v1 alias ``export_savedmodel``."""
+    columns, _ = R._columns()
+    est = lib.experimental.RNNClassifier(
+        columns, units=[2], model_dir=model_dir, config=lib.RunConfig(tf_random_seed=3)
+    )
+    est.train(R._pick("bin"), steps=1)
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    receiver = lib.export.build_parsing_serving_input_receiver_fn(spec)
+    path = est.export_savedmodel(export_base, receiver)
+    return sorted(tf.saved_model.load(path).signatures)
+
+
+def test_rnn_estimators_are_v1_estimators_with_export_savedmodel(tmp_path):
+    """TF 2.15 derives RNNEstimator from the v1 ``Estimator`` (not ``EstimatorV2``), so TF 1.x
+    code exporting one with ``export_savedmodel`` works there; it must here too."""
+    assert issubclass(ours.experimental.RNNEstimator, ours.v1.Estimator)
+    assert issubclass(ours.experimental.RNNClassifier, ours.v1.Estimator)
+    signatures = _export_savedmodel(ours, str(tmp_path / "ours"), str(tmp_path / "ours_export"))
+    assert "serving_default" in signatures and "predict" in signatures
+    if HAS_REAL:
+        assert issubclass(tf.estimator.experimental.RNNClassifier, tf.compat.v1.estimator.Estimator)
+        real = _export_savedmodel(tf.estimator, str(tmp_path / "real"), str(tmp_path / "real_ex"))
+        assert signatures == real

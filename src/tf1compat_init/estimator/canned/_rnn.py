@@ -7,7 +7,8 @@ repeated along time), one Keras 2 RNN layer (``SimpleRNN`` / ``LSTM`` / ``GRU`` 
 ``Dense`` layer named ``logits``; built with :func:`~.._keras2.keras2` (``tf_keras`` on
 TensorFlow >= 2.16), so variable names, initial values and losses are TF 2.15's. The
 default optimizer is Keras 2's legacy ``Adagrad`` with learning rate 0.05 and
-``clipnorm=5.0``.
+``clipnorm=5.0``. As in TF 2.15, both derive from the v1 ``Estimator``, so the deprecated
+``export_savedmodel`` of TF 1.x code works on them.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from typing import Any
 
 import tensorflow as tf
 
-from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
 from ..head import _checks
 from ..head._binary import BinaryClassHead
 from ..head._multi_class import MultiClassHead
 from ..head._sequential import SequentialHeadWrapper
+from ..v1 import Estimator  # TF 2.15's RNN estimators derive from the v1 Estimator
 from ._optimizers import get_optimizer_instance_v2
 
 __all__ = ["RNNClassifier", "RNNEstimator"]
