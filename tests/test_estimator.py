@@ -172,7 +172,7 @@ def test_constructor_errors_and_properties(tmp_path, caplog):
     with pytest.raises(ValueError, match="Subclasses of Estimator cannot override members"):
         Overriding(fn, str(tmp_path))
 
-    caplog.set_level(logging.INFO, logger="tf1compat_init")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     est = E.Estimator(fn, config=E.RunConfig(tf_random_seed=2))
     assert os.path.isdir(est.model_dir)
     assert f"Using temporary folder as model directory: {est.model_dir}" in caplog.text
@@ -288,11 +288,31 @@ def test_spec_hooks_run_where_tf_estimator_runs_them(run):
 
 
 def test_evaluate_before_training_initializes(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="tf1compat_init")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     est = E.Estimator(make_model_fn(E), str(tmp_path), config(), params={"lr": 0.1})
     metrics = est.evaluate(eval_input_fn, steps=1)
     assert metrics["global_step"] == 0
     assert "Could not find trained model in model_dir" in caplog.text
+
+
+def test_messages_go_through_tensorflows_logging(tmp_path, monkeypatch):
+    """As tf.estimator 2.15: the Estimator logs with ``tf.compat.v1.logging`` (the
+    ``tensorflow`` logger), looked up at each call, so TF's own tests that patch it (here
+    estimator_test's ``test_warn_if_no_queue_runner``) and ``set_verbosity`` still work."""
+    est = E.Estimator(make_model_fn(E), str(tmp_path), config(), params={"lr": 0.1})
+    est.train(train_input_fn, steps=1)
+    warnings, infos = [], []
+    monkeypatch.setattr(tf.compat.v1.logging, "warning", lambda m, *a, **k: warnings.append(m % a))
+    monkeypatch.setattr(tf.compat.v1.logging, "info", lambda m, *a, **k: infos.append(m % a))
+
+    def no_dataset():
+        return {"x": tf.constant([[1.0, 2.0, 3.0, 4.0]])}
+
+    next(est.predict(no_dataset))
+    assert any(
+        "Input graph does not use tf.data.Dataset or contain a QueueRunner" in w for w in warnings
+    ), warnings
+    assert "Calling model_fn." in infos and "Done calling model_fn." in infos, infos
 
 
 def test_labels_missing_names_the_fix(tmp_path):
@@ -529,3 +549,31 @@ def test_warm_start_that_matches_nothing_fails_before_training(tmp_path, pretrai
     with pytest.raises(ValueError, match="encoder"):
         est.train(train_input_fn, steps=1)
     assert est.latest_checkpoint() is None
+
+
+@pytest.mark.parametrize("task_type", ["evaluator", "ps"])
+def test_train_on_an_evaluator_or_ps_config_points_to_train_and_evaluate(tmp_path, task_type):
+    """As tf.estimator 2.15 (estimator_test's test_config_should_not_be_evaluator_or_ps):
+    refused before the input_fn or model_fn is called."""
+
+    class FakeConfig(E.RunConfig):
+        @property
+        def task_type(self):
+            return task_type
+
+    def never(*args):
+        raise AssertionError("called")
+
+    est = E.Estimator(lambda features, labels, mode: never(), str(tmp_path), FakeConfig())
+    with pytest.raises(ValueError, match="Please use tf.estimator.train_and_evaluate"):
+        est.train(never, steps=1)
+    if hasattr(tf, "estimator"):  # TF 2.15: the same refusal
+        real = tf.estimator.Estimator(
+            lambda features, labels, mode: None,
+            str(tmp_path / "real"),
+            type(
+                "RealFake", (tf.estimator.RunConfig,), {"task_type": property(lambda s: task_type)}
+            )(),
+        )
+        with pytest.raises(ValueError, match="Please use tf.estimator.train_and_evaluate"):
+            real.train(never, steps=1)

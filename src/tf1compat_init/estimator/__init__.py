@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import logging
 import os
 import tempfile
 from collections.abc import Iterator
@@ -53,6 +52,7 @@ from ._config import resolve_warm_start as _resolve_warm_start
 from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from ._inputs import call_model_fn as _call_model_fn
 from ._inputs import verify_model_fn_args as _verify_model_fn_args
+from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
 from ._training import EvalSpec, TrainSpec
 
@@ -137,7 +137,6 @@ SummarySaverHook = _train.SummarySaverHook
 VocabInfo = _train.VocabInfo
 del _train
 
-logger = logging.getLogger(__name__)
 
 # Members a subclass may override, as in tf.estimator.
 _ALLOWED_OVERRIDES = frozenset({"model_fn", "latest_checkpoint"})
@@ -327,6 +326,12 @@ class Estimator:
         step (a call already past it does nothing). With neither, trains until the input
         ends. Returns ``self``.
         """
+        if self._config.task_type in ("evaluator", "ps"):
+            raise ValueError(
+                "Train has been called wrong configuration. Please use "
+                "tf.estimator.train_and_evaluate which calls proper API according to given "
+                f"configuration. Current configuration: {self._config}."
+            )
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None and steps <= 0:

@@ -24,6 +24,7 @@ from typing import Any
 import tensorflow as tf
 
 from ._cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER
+from ._log import logger
 
 __all__ = [
     "LOST_PS_EXIT_CODE",
@@ -36,7 +37,6 @@ __all__ = [
     "watching_parameter_servers",
 ]
 
-logger = logging.getLogger(__name__)
 
 _MAX_DELAY_SECS = 60
 _DELAY_SECS_PER_WORKER = 5

@@ -12,17 +12,16 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
-import logging
 import os
 from typing import Any
 
 import tensorflow as tf
 
 from . import _cluster, _distribute
+from ._log import logger
 
 __all__ = ["RunConfig", "WarmStartSettings", "default_session_config", "resolve_warm_start"]
 
-logger = logging.getLogger(__name__)
 
 _USE_DEFAULT = object()
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import tensorflow as tf
 
 from ._inputs import call_input_fn
+from ._log import logger
 
 __all__ = [
     "IteratorInitializerHook",
@@ -36,7 +36,6 @@ __all__ = [
     "steps_per_run_variable",
 ]
 
-logger = logging.getLogger(__name__)
 
 _PS_V2_ERROR = (
     "Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy` for "

@@ -21,7 +21,6 @@ checkpoint is saved and evaluated as at any end of training).
 from __future__ import annotations
 
 import collections
-import logging
 import operator
 import os
 import time
@@ -29,6 +28,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import tensorflow as tf
+
+from ._log import logger
 
 __all__ = [
     "make_early_stopping_hook",
@@ -40,7 +41,6 @@ __all__ = [
     "stop_if_no_increase_hook",
 ]
 
-logger = logging.getLogger(__name__)
 
 _EVENT_FILE_GLOB_PATTERN = "events.out.tfevents.*"
 _STOP_SCOPE = "signal_early_stopping"

@@ -7,7 +7,6 @@ metric values once, and writes them as summaries to ``eval_dir(name)``.
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._log import logger
 from ._spec import LOSS_METRIC_KEY, ModeKeys
 from ._train import create_global_step, maybe_warm_start
 
@@ -28,7 +28,6 @@ __all__ = [
     "steps_hooks",
 ]
 
-logger = logging.getLogger(__name__)
 
 _GLOBAL_STEP = "global_step"
 

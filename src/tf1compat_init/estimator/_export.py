@@ -15,7 +15,6 @@ from the first of TRAIN, EVAL, PREDICT), as tf.estimator does.
 from __future__ import annotations
 
 import collections
-import logging
 import os
 import time
 from typing import Any
@@ -25,6 +24,7 @@ import tensorflow as tf
 from ._export_output import get_export_outputs
 from ._export_supervised import EvalOutput, TrainOutput
 from ._inputs import call_model_fn
+from ._log import logger
 from ._receiver import SINGLE_RECEIVER_DEFAULT_NAME
 from ._spec import ModeKeys
 from ._train import create_global_step
@@ -36,7 +36,6 @@ __all__ = [
     "get_timestamped_export_dir",
 ]
 
-logger = logging.getLogger(__name__)
 
 _MAX_ATTEMPTS = 10
 _RECEIVER_ADVICE = (

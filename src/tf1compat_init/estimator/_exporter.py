@@ -10,17 +10,15 @@ write ``model_dir/export/<name>/<timestamp>`` through ``Estimator.export_saved_m
 from __future__ import annotations
 
 import abc
-import logging
 import os
 from typing import Any
 
 import tensorflow as tf
 
 from ._inputs import fn_args
+from ._log import logger
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]
-
-logger = logging.getLogger(__name__)
 
 
 class Exporter(abc.ABC):

@@ -11,7 +11,6 @@ global step.
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -21,8 +20,6 @@ from . import _eval
 from ._extenders import reject_tf_estimator
 
 __all__ = ["InMemoryEvaluatorHook"]
-
-logger = logging.getLogger(__name__)
 
 
 class InMemoryEvaluatorHook(tf.compat.v1.train.SessionRunHook):

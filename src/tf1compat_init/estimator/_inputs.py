@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from typing import Any
 
 import tensorflow as tf
 
+from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
 
 __all__ = [
@@ -20,7 +20,6 @@ __all__ = [
     "verify_model_fn_args",
 ]
 
-logger = logging.getLogger(__name__)
 
 _VALID_MODEL_FN_ARGS = {"features", "labels", "mode", "params", "self", "config"}
 # Feature keys that usually hold the target: the tutorial's {"x": ..., "y": ...} input.

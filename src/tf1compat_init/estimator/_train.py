@@ -8,7 +8,6 @@ the same default saver, hooks and summaries, and the same resume rules.
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -16,11 +15,11 @@ import tensorflow as tf
 
 from ..v1 import _graph_def
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
 
 __all__ = ["create_global_step", "maybe_warm_start", "train_model"]
 
-logger = logging.getLogger(__name__)
 
 # The collection of TF's cached global-step read (training_util.GLOBAL_STEP_READ_KEY).
 _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"

@@ -12,7 +12,6 @@ between-graph (``_cluster_run``), ``evaluator`` evaluates each new checkpoint on
 from __future__ import annotations
 
 import collections
-import logging
 import os
 import time
 from typing import Any
@@ -22,10 +21,10 @@ import tensorflow as tf
 from . import _cluster_run
 from ._cluster import EVALUATOR, MASTER, PS
 from ._exporter import Exporter
+from ._log import logger
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
-logger = logging.getLogger(__name__)
 
 EVALUATED = "evaluated"
 _MISSING_CHECKPOINT = "missing checkpoint"

@@ -13,12 +13,12 @@ default optimizer is Keras 2's legacy ``Adagrad`` with learning rate 0.05 and
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import tensorflow as tf
 
 from .._keras2 import keras2
+from .._log import logger
 from .._spec import ModeKeys
 from ..head import _checks
 from ..head._binary import BinaryClassHead
@@ -29,7 +29,6 @@ from ._optimizers import get_optimizer_instance_v2
 
 __all__ = ["RNNClassifier", "RNNEstimator"]
 
-logger = logging.getLogger(__name__)
 
 _DEFAULT_LEARNING_RATE = 0.05
 _DEFAULT_CLIP_NORM = 5.0

@@ -16,17 +16,16 @@ kernels (``SdcaOptimizerV2``, ``SdcaFprint``, still in TensorFlow 2.21). Each st
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import tensorflow as tf
 from tensorflow.python.training.saving import saveable_object
 
+from .._log import logger
 from ._columns import CategoricalColumn, DenseColumn, FeatureTransformationCache
 
 __all__ = ["LinearSDCA", "UpdateWeightsHook"]
 
-logger = logging.getLogger(__name__)
 
 _TABLE_NAME = "ShardedMutableHashTable"
 _STATE_SIZE = 4  # the kernel's per-example state: dual, primal loss, dual loss, weight

@@ -12,7 +12,6 @@ the row number (numpy) or the index (pandas).
 from __future__ import annotations
 
 import collections
-import logging
 import random
 import threading
 from typing import Any
@@ -20,9 +19,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["enqueue_data"]
+from .._log import logger
 
-logger = logging.getLogger(__name__)
+__all__ = ["enqueue_data"]
 
 
 def _next_batch_indices(
