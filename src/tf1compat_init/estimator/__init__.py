@@ -341,9 +341,6 @@ class Estimator:
         if max_steps is not None and max_steps <= _global_step_in(self._model_dir):
             logger.info("Skipping training since max_steps has already saved.")
             return self
-        if self._config.cluster_spec:  # one task of a cluster: its server must be up
-            _cluster_run.ensure_server(self._config)
-            _cluster_run.wait_for_parameter_servers(self._config)
         hooks = _check_hooks(hooks)
         if steps is not None or max_steps is not None:
             hooks.append(tf.compat.v1.train.StopAtStepHook(steps, max_steps))

@@ -27,6 +27,7 @@ from ._cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER
 from ._log import logger
 
 __all__ = [
+    "ClusterReadyHook",
     "LOST_PS_EXIT_CODE",
     "check_task",
     "ensure_server",
@@ -190,6 +191,23 @@ def ensure_server(config: Any) -> Any:
     server.start()
     _SERVERS[key] = server
     return server
+
+
+class ClusterReadyHook(tf.compat.v1.train.SessionRunHook):
+    """Starts this task's server and waits for the parameter servers, as the session is made.
+
+    ``MonitoredTrainingSession`` calls ``begin`` after the graph is built and before it
+    connects to the master, which is when both are needed; given as its first hook, before
+    any other hook writes to ``model_dir``. A patched ``MonitoredTrainingSession`` (as in
+    tf.estimator's own tests) never waits.
+    """
+
+    def __init__(self, config: Any) -> None:
+        self._config = config
+
+    def begin(self) -> None:
+        ensure_server(self._config)
+        wait_for_parameter_servers(self._config)
 
 
 def wait_for_parameter_servers(config: Any, poll_secs: float = 1.0) -> None:

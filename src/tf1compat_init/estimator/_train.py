@@ -13,7 +13,12 @@ from typing import Any
 
 import tensorflow as tf
 
+# tf.estimator called MonitoredTrainingSession through this module, and its tests (and
+# users') patch it there; the attribute is looked up at each call.
+from tensorflow.python.training import training as _tf_training
+
 from ..v1 import _graph_def
+from . import _cluster_run
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
 from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
@@ -140,6 +145,34 @@ def _saver_hooks(
     return chief_hooks
 
 
+def _summary_settings(config: Any, spec: Any, worker_hooks: list) -> tuple:
+    """``(save_summaries_steps, log_step_count_steps)`` for ``MonitoredTrainingSession``.
+
+    As tf.estimator 2.15: in a cluster with both a ``master`` (which also evaluates) and
+    ``worker`` jobs, the session writes no summaries and counts no steps on any task;
+    worker 0 gets a ``SummarySaverHook`` and a ``StepCounterHook`` instead.
+    """
+    jobs = config.cluster_spec.jobs if config.cluster_spec else []
+    if not ("worker" in jobs and "master" in jobs):
+        return config.save_summary_steps, config.log_step_count_steps
+    if config.task_type == "worker" and config.task_id == 0:
+        if config.save_summary_steps and config.save_summary_steps > 0:
+            worker_hooks.append(
+                tf.compat.v1.train.SummarySaverHook(
+                    save_steps=config.save_summary_steps,
+                    output_dir=config.model_dir,
+                    scaffold=spec.scaffold,
+                )
+            )
+        if config.log_step_count_steps and config.log_step_count_steps > 0:
+            worker_hooks.append(
+                tf.compat.v1.train.StepCounterHook(
+                    every_n_steps=config.log_step_count_steps, output_dir=config.model_dir
+                )
+            )
+    return 0, None
+
+
 def _train_with_spec(
     est: Any, spec: Any, worker_hooks: list, hooks: list, global_step: Any, listeners: list
 ) -> Any:
@@ -162,18 +195,24 @@ def _train_with_spec(
     worker_hooks.extend(spec.training_hooks)
     _default_saver(spec, config)
     chief_hooks = _saver_hooks(spec, worker_hooks, config, model_dir, listeners)
-    with tf.compat.v1.train.MonitoredTrainingSession(
+    save_summary_steps, log_step_count_steps = _summary_settings(config, spec, worker_hooks)
+    # A task of a cluster starts its server and waits for the parameter servers in the
+    # first hook the session begins (before any other hook writes to model_dir).
+    ready = [_cluster_run.ClusterReadyHook(config)] if config.cluster_spec else []
+    with _tf_training.MonitoredTrainingSession(
         master=config.master,
         is_chief=config.is_chief,
         checkpoint_dir=model_dir,
         scaffold=spec.scaffold,
-        hooks=worker_hooks,
-        chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
+        hooks=([] if config.is_chief else ready) + worker_hooks,
+        chief_only_hooks=tuple(ready if config.is_chief else [])
+        + tuple(chief_hooks)
+        + tuple(spec.training_chief_hooks),
         save_checkpoint_secs=0,  # the CheckpointSaverHook above saves
-        save_summaries_steps=config.save_summary_steps,
+        save_summaries_steps=save_summary_steps,
         config=est._session_config,
         max_wait_secs=config.session_creation_timeout_secs,
-        log_step_count_steps=config.log_step_count_steps,
+        log_step_count_steps=log_step_count_steps,
         save_graph_def=config.checkpoint_save_graph_def,
     ) as session:
         loss = None
