@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _estimator_models import step_model_fn
 from _tf_config_cases import CASES, GOLDEN, observe
 
 tf = pytest.importorskip("tensorflow")
@@ -69,14 +70,7 @@ def test_an_unreachable_parameter_server_is_named_after_the_timeout(monkeypatch,
         "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
     )
     config = ours.RunConfig(session_creation_timeout_secs=2)
-
-    def model_fn(features, labels, mode):
-        step = tf.compat.v1.train.get_global_step()
-        return ours.EstimatorSpec(
-            mode, loss=tf.constant(0.0), train_op=tf.compat.v1.assign_add(step, 1)
-        )
-
-    est = ours.Estimator(model_fn, model_dir=str(tmp_path / "m"), config=config)
+    est = ours.Estimator(step_model_fn(ours), model_dir=str(tmp_path / "m"), config=config)
     with pytest.raises(
         ConnectionError,
         match=rf"parameter server 127.0.0.1:{dead_ps} .* within session_creation_timeout_secs=2",

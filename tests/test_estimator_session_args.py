@@ -15,6 +15,7 @@ import json
 from unittest import mock
 
 import pytest
+from _estimator_models import step_model_fn
 
 tf = pytest.importorskip("tensorflow")
 
@@ -69,16 +70,6 @@ CASES = {
 }
 
 
-def _model_fn_of(lib):
-    def model_fn(features, labels, mode):
-        step = tf.compat.v1.train.get_global_step()
-        return lib.EstimatorSpec(
-            mode, loss=tf.constant(0.0), train_op=tf.compat.v1.assign_add(step, 1)
-        )
-
-    return model_fn
-
-
 def _input_fn():
     return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])
 
@@ -88,7 +79,7 @@ def _session_args(lib, case, tmp_path):
     tf_config = {"cluster": cluster, "task": {"type": task_type, "index": index}}
     with mock.patch.dict("os.environ", {"TF_CONFIG": json.dumps(tf_config)}):
         config = lib.RunConfig(model_dir=str(tmp_path / lib.__name__), **keywords)
-    est = lib.Estimator(model_fn=_model_fn_of(lib), config=config)
+    est = lib.Estimator(model_fn=step_model_fn(lib), config=config)
     with mock.patch.object(training, "MonitoredTrainingSession") as session:
         est.train(_input_fn, steps=1)
     kwargs = session.call_args[1]

@@ -47,6 +47,7 @@ from . import _train as _estimator_train
 from . import _training as _estimator_training
 from . import canned as _canned
 from . import head as _head
+from ._cluster import EVALUATOR, PS
 from ._config import RunConfig, WarmStartSettings, default_session_config
 from ._config import resolve_warm_start as _resolve_warm_start
 from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
@@ -326,7 +327,7 @@ class Estimator:
         step (a call already past it does nothing). With neither, trains until the input
         ends. Returns ``self``.
         """
-        if self._config.task_type in ("evaluator", "ps"):
+        if self._config.task_type in (EVALUATOR, PS):
             raise ValueError(
                 "Train has been called wrong configuration. Please use "
                 "tf.estimator.train_and_evaluate which calls proper API according to given "

@@ -19,6 +19,7 @@ from tensorflow.python.training import training as _tf_training
 
 from ..v1 import _graph_def
 from . import _cluster_run
+from ._cluster import MASTER, WORKER
 from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
 from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
@@ -153,9 +154,9 @@ def _summary_settings(config: Any, spec: Any, worker_hooks: list) -> tuple:
     worker 0 gets a ``SummarySaverHook`` and a ``StepCounterHook`` instead.
     """
     jobs = config.cluster_spec.jobs if config.cluster_spec else []
-    if not ("worker" in jobs and "master" in jobs):
+    if not (WORKER in jobs and MASTER in jobs):
         return config.save_summary_steps, config.log_step_count_steps
-    if config.task_type == "worker" and config.task_id == 0:
+    if config.task_type == WORKER and config.task_id == 0:
         if config.save_summary_steps and config.save_summary_steps > 0:
             worker_hooks.append(
                 tf.compat.v1.train.SummarySaverHook(
