@@ -73,7 +73,12 @@ def make_model_fn(lib, *, hooks_log=None, optimizer="adam"):
             opt = tf.compat.v1.train.AdamOptimizer(params["lr"])
         else:
             opt = tf.compat.v1.train.GradientDescentOptimizer(params["lr"])
-        train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+        # The step is incremented after the Estimator's cached global-step read, as
+        # TensorFlow's own _increment_global_step orders it; minimize() alone leaves the two
+        # unordered, and SummarySaverHook's stale read then tags a summary a step early now
+        # and then. The read exists already (both Estimators create it first): no new op.
+        with tf.control_dependencies(tf.compat.v1.get_collection("global_step_read_op_cache")):
+            train_op = opt.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
         spec_hooks = {}
         if hooks_log is not None:
             spec_hooks = dict(
