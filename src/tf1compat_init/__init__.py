@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """tf1compat_init: exact, checked, fast TF1-style warm starts on current TensorFlow.
 
 ``import tf1compat_init`` imports no TensorFlow; the front ends

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``python -m tf1compat_init``: the ``tf1compat-init`` command line."""
 
 import sys

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Pausing Python's cyclic garbage collector around allocation-heavy steps.
 
 Opening an index, planning and applying a restore each allocate a few objects per

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """TensorFlow initializers evaluated as a TF1 graph evaluates them (for backup values).
 
 Imported only when a TensorFlow initializer is given to a vocabulary remap

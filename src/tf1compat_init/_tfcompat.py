@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Known breakages between a TensorFlow release and what pip installs beside it.
 
 Pure decisions on version strings and probed facts, so that each one is unit-tested on any

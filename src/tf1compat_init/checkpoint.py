@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.train.Checkpoint``-era loaders: :func:`restore` and :func:`restore_or_initialize`.
 
 TF's docs say there is no object-based equivalent of ``init_from_checkpoint`` in TF2:

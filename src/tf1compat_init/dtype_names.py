@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """TF dtype names for what a caller holds: a name, a numpy dtype or type, a ``tf.DType``.
 
 One table for the planner (the targets' dtypes) and the transforms (``cast``, ``fn``'s

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The library's exceptions.
 
 Each one subclasses the builtin that callers already catch, so existing

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The assignment-map grammar: TF1's ``init_from_checkpoint`` rules, resolved exactly.
 
 Pure Python: no TensorFlow, no numpy. The grammar is TF's own

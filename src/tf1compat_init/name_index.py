@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Sorted names for the grammar: fast scope (prefix) queries and "did you mean" hints.
 
 Pure Python.

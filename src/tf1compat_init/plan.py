@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Plans: resolve an assignment map against targets, check everything, report.
 
 Pure Python apart from reading the checkpoint index (which needs no TensorFlow).

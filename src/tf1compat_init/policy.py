@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Restore policy: what a restore tolerates and how it stages its reads, checked once.
 
 :class:`RestorePolicy` holds every policy keyword the front ends accept. Building one checks

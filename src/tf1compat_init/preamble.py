@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The one preamble every front end runs before it opens a checkpoint or looks at a model.
 
 A front end (``tf1compat_init.v1``, :mod:`tf1compat_init.checkpoint`,

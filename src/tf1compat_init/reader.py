@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Opening checkpoints: path resolution, file checks, listing and reading keys.
 
 No TensorFlow: the index is parsed by :mod:`tf1compat_init.bundle.reader`. TensorFlow is

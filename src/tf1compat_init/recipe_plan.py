@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """What a recipe adds to a plan: the keys it requires, the keys it drops, the weights it
 must cover. The grammar (:mod:`.mapping`) resolves a recipe's rules like any map's; this
 is the rest of :class:`~tf1compat_init.transforms.Recipe`'s contract, checked by the

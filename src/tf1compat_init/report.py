@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """What a restore did, or would do: the :class:`RestoreReport`.
 
 Pure Python: no TensorFlow.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Each rule kind's two readings: against the targets (:meth:`AssignmentMap.resolve
 <tf1compat_init.mapping.AssignmentMap.resolve>`) and of the checkpoint keys alone
 (``rename``, as migrate renames). One table, :data:`KINDS`; a new kind adds one entry.

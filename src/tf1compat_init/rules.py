@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The grammar's data: what kind a rule is, a parsed rule, a resolved pair, a resolution.
 
 Pure Python. :mod:`.mapping` parses maps into these; :mod:`.rule_kinds` resolves them.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """How a shape reads in a message: ``[768, ?, 64]``, ``<unknown>`` for an unknown rank.
 
 One formatter for the report, the planner, the transforms and the target checks, so that a

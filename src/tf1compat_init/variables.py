@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Target variables as the engine sees them: a name, a full shape, a dtype, and parts.
 
 A TF1 partitioned variable (``fixed_size_partitioner``) is one target whose parts are

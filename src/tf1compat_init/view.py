@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A checkpoint seen under other names: one protocol, one implementation, three constructors.
 
 Front ends plan against the names a user thinks in, not always the stored keys: object

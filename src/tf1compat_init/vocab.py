@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Vocabulary remapping: ``tf.compat.v1.train.VocabInfo``'s semantics on numpy arrays.
 
 Pure: numpy only (vocabulary files at URLs, ``gs://`` and the like, are read through

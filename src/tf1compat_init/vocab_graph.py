@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``remap_vocab`` in a TF1 graph: TensorFlow's vocabulary-remapping kernels.
 
 The graph form of :class:`~tf1compat_init.transforms.RemapVocab` (a map's route) and the

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Applying a checked plan to eager TensorFlow variables: fast, and all or nothing.
 
 :func:`apply_plan` is the engine's last step, under every eager front end. Every

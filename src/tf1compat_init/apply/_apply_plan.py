@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The engine's entry point: :func:`apply_plan` (see :mod:`tf1compat_init.apply`)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Turning numpy buffers into tensors TensorFlow adopts, and assigning them to variables."""
 
 from __future__ import annotations

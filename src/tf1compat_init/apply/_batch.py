@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Many small assigns in one TensorFlow call: a function of ``BATCH`` AssignVariableOps.
 
 Eager assigns cost almost nothing but their dispatch, so a restore of many small

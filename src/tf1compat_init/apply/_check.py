@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The checks every assignment passes before the first one, so none can fail half way.
 
 Plain and transformed pairs alike: each variable part must be eager and take the dtype

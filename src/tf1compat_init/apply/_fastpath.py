@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """TensorFlow's private shortcuts, each tried before its public equivalent.
 
 The eager restore saves Python layers and copies through calls TensorFlow does not

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The unit of an eager restore: one variable part, the key it reads, the slice it takes."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Applying a plan's transformed pairs (:mod:`tf1compat_init.transforms`) eagerly.
 
 :func:`~tf1compat_init.apply.apply_plan` hands the pairs that carry a transform route

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Reading the values of a restore and assigning them as they come: the stream.
 
 For checkpoints read by the native bundle reader (:func:`apply_fast`):

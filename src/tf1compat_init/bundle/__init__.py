@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """TensorFlow's tensor-bundle format, natively: no TensorFlow, no protobuf runtime.
 
 The engine's door to it is :mod:`tf1compat_init.reader` (``open_checkpoint``); nothing here

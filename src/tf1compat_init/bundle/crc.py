@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """CRC32C (Castagnoli), as TensorFlow and LevelDB use it: masking, and the fastest
 correct implementation installed.
 

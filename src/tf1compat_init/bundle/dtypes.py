@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """TensorFlow's ``DataType`` enum and the numpy dtype the reader decodes each into."""
 
 from __future__ import annotations

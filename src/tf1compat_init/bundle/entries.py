@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The index's records: ``BundleHeaderProto`` and ``BundleEntryProto``, decoded.
 
 One decoder per message: :func:`parse_entry` walks an entry (one per tensor) in line;

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Fast, TensorFlow-free reads of bundle data for :func:`~tf1compat_init.apply.apply_plan`.
 
 Two passes over memory-mapped data shards, both parallel in threads (numpy's copies

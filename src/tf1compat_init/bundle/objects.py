@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The object graph of a ``tf.train.Checkpoint`` (``TrackableObjectGraph``), decoded.
 
 One decoder per message: :meth:`ObjectGraph.parse` walks the graph and

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The protocol buffer wire format: the primitives every message decoder here is built on.
 
 Only what the checkpoint reader needs: varints, fixed32/fixed64 and length-delimited

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A native, TensorFlow-free reader of TensorFlow's tensor bundle checkpoints.
 
 A checkpoint ``prefix`` is one ``prefix.index`` file plus data shards

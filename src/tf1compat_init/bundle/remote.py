@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Verified, bounded-memory reads of a checkpoint at a URL, for the restore engine.
 
 :class:`RemoteReader` answers what :class:`~tf1compat_init.bundle.fastread.FastReader`

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """OrderedCode keys of tensor slices (``core/lib/strings/ordered_code.cc`` and
 ``core/util/saved_tensor_slice_util.cc``): where a partitioned tensor's slices are stored."""
 

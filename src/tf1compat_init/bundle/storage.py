@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A file system seen through ``tf.io.gfile``: checkpoints at URLs (``gs://``, ``s3://``, ``ram://``).
 
 Local paths never come here for their reads: the bundle reader keeps its own

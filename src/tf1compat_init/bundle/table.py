@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The LevelDB-style table of a ``.index`` file (TensorFlow's ``core/lib/io/{table,
 block,format}.cc``): footer, block handles, checksummed blocks, prefix-compressed keys."""
 

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A streaming writer of TensorFlow's name-based tensor bundle checkpoints, without TensorFlow.
 
 The writer produces what ``tf.compat.v1.train.Saver`` (format V2) produces: one data

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init``: inspect, plan, diff and migrate TF1 and TF2 checkpoints.
 
 A thin front door: it parses arguments, calls the library, and prints. One module per

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """What every command shares: usage errors, tables, quiet TensorFlow, maps from arguments."""
 
 from __future__ import annotations

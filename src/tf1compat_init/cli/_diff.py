@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init diff``: keys, shapes, dtypes and the largest value differences.
 
 Exit codes follow diff(1): 0 identical, 1 different, 2 trouble.

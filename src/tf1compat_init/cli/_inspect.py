@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init inspect``: a checkpoint's format, shards and keys."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init migrate``: a renamed, verified copy as tf1, tf2, keras or safetensors."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init plan``: a dry run of restoring SRC into a checkpoint or a model.
 
 The table is the :class:`~tf1compat_init.RestoreReport`'s own rows

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Progress for the CLI: a bar on a terminal, an occasional plain line otherwise."""
 
 from __future__ import annotations

@@ -1,3 +1,21 @@
+# Copyright 2016 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+# Modified from `tensorflow_estimator/python/estimator/estimator.py` (v2.15.0) for tf1compat_init.
+# Changes: type hints, f-strings, reformatting and new docstrings; runs on TF >= 2.16's
+# tf.compat.v1 without tensorflow_estimator; warm starts go through tf1compat_init.v1.warm_start,
+# no TPU or tf.distribute internals, TF_CONFIG clusters run through _cluster_run.
 """An Estimator-compatible runner for TensorFlow >= 2.16, where ``tf.estimator`` is gone.
 
 Code written for ``tf.estimator`` runs after changing the import::

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Where this process sits in a ``TF_CONFIG`` cluster, read as tf.estimator 2.15 reads it.
 
 ``RunConfig`` derives ``cluster_spec``, ``task_type``, ``task_id``, ``master``,

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Running one task of a ``TF_CONFIG`` cluster, as tf.estimator 2.15's training executor did.
 
 Between-graph replication on TensorFlow's own gRPC runtime (``tf.distribute.Server``):

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``RunConfig`` and ``WarmStartSettings`` as tf.estimator defines them.
 
 Defaults, ``replace`` and the validation messages follow

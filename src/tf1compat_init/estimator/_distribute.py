@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``RunConfig(train_distribute=..., eval_distribute=...)``: in-graph replication on one machine.
 
 tf.estimator 2.15 ran the ``model_fn`` once per replica of a ``tf.distribute`` strategy

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``Estimator.evaluate`` and ``Estimator.predict`` (tf.estimator 2.15 semantics, local only).
 
 Evaluation restores the checkpoint (or initializes, when there is none), runs the

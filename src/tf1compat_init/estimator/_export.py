@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``Estimator.export_saved_model``: a TF1 SavedModel of the serving graph (tf.estimator 2.15).
 
 The serving graph is the ``serving_input_receiver_fn``'s placeholders fed into

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``export_outputs`` of an EstimatorSpec: what each serving signature returns.
 
 ``PredictOutput``, ``ClassificationOutput`` and ``RegressionOutput`` as

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Exporting the TRAIN and EVAL graphs: supervised receivers and outputs (tf.estimator 2.15).
 
 ``experimental_export_all_saved_models`` saves one MetaGraph per mode; the TRAIN and EVAL

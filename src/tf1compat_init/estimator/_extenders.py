@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``add_metrics``: an Estimator whose evaluation has more metrics (``tf.estimator.add_metrics``)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The Keras 2 the canned estimators and heads build with, in graph mode.
 
 tensorflow-estimator 2.15 built its canned estimators from Keras 2 layers, metrics and

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The Estimator logs through TensorFlow's own logger, as tf.estimator 2.15 did.
 
 Code moving from ``tf.estimator`` keeps its logs: the ``"tensorflow"`` logger

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``Estimator.train``: one graph per call, a ``MonitoredTrainingSession``, the default hooks.
 
 Follows ``Estimator._train_model_default`` / ``_train_with_estimator_spec`` of

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat_init.estimator.experimental``: all of ``tf.estimator.experimental`` (TF 2.15).
 
 ``build_raw_supervised_input_receiver_fn`` (the receivers of TRAIN / EVAL exports with

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat_init.estimator.export``: the names of ``tf.estimator.export`` (TF 2.15).
 
 Receivers and receiver-fn builders for ``Estimator.export_saved_model``, and the

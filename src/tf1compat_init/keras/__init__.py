@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Keras front end: TF1 (and TF2) checkpoints into Keras 3, tf_keras and Keras 2 models.
 
 One code path for every Keras: the flavour is read off the model object, and this module

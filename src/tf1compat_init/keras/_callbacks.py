@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Keras callbacks: a resume-aware warm start, and TF1's session hooks keyed on the global step.
 
 The global step is ``model.optimizer.iterations``. The callbacks subclass the Keras

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Keras front end, the loading half: :func:`load_checkpoint`, :func:`plan_checkpoint`.
 
 What they do, and the names they use, is documented in :mod:`tf1compat_init.keras`. The

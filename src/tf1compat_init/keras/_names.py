@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Model-relative weight names for Keras models, and the names a checkpoint offers.
 
 One naming rule for Keras 3, tf_keras and Keras 2 (TF 2.15): a weight is named by the

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Migrating checkpoints: rename keys, change format, stream, verify, then install atomically.
 
 :func:`migrate` writes a renamed copy of a checkpoint (TF1 name-based or TF2

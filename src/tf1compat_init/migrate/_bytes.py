@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Tensors as bytes: compared bit for bit, counted for people, reported as progress."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The destination: checked before anything is written, cleaned up, installed into last.
 
 A ``tf1`` or ``tf2`` destination is a checkpoint prefix (an index and data shards), a

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """What the user hands migrate and the CLI by name: JSON map files and model factories."""
 
 from __future__ import annotations

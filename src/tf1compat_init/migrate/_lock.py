@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The destination's lock: one migrate writes a destination at a time.
 
 A lock file ``.<name>.tf1compat-lock`` next to the destination, created exclusively and

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """migrate(): rename, check the destination, lock it, write, verify, install."""
 
 from __future__ import annotations

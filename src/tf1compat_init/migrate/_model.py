@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``"tf2"`` and ``"keras"`` outputs: the renamed keys loaded into a model, then saved.
 
 The model comes from the user's factory, called once to write and once more to verify:

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Renaming forward: a source checkpoint seen under its new names.
 
 :func:`rename_checkpoint` reads the rules with :meth:`~tf1compat_init.mapping.AssignmentMap.rename`,

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Migrating through tensor transforms: the names rules with transforms make.
 
 A rule with transforms reads one or more source keys and makes one or more new names;

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``"safetensors"`` output: one file for PyTorch / JAX users, then read back."""
 
 from __future__ import annotations

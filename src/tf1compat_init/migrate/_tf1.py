@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``"tf1"`` output: a name-based checkpoint written natively, then read back."""
 
 from __future__ import annotations

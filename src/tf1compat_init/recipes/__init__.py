@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The library's recipes: assignment maps for the TF1 models people actually have.
 
 Each recipe is data on the public transform API (:mod:`tf1compat_init.transforms`):

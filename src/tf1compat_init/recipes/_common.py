@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Patterns shared by the recipes."""
 
 from __future__ import annotations

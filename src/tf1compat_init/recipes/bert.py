@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``bert-to-keras-hub``: Google BERT (TF1) into ``keras_hub.models.BertBackbone``.
 
 The checkpoint side is what bert-tensorflow's ``modeling.BertModel`` writes (Google's

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The library's own recipes, in the order :func:`~.registry.list_recipes` loads them."""
 
 from __future__ import annotations

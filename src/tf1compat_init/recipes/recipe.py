@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A recipe: a named, reusable assignment map, with what it drops and what it requires.
 
 Pure: no numpy, no TensorFlow.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The recipe registry: the names :class:`~.recipe.Recipe` objects are registered under,
 the library's own included (:mod:`.builtin`, loaded on the first look-up). Pure: no numpy,
 no TensorFlow.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``slim-resnet50-to-keras``: tf-slim's ``resnet_v1_50`` into ``keras.applications.ResNet50``.
 
 Every tensor of ``resnet_v1_50`` has exactly one place in Keras' ``ResNet50`` (same

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Tensor transforms in the assignment map, and recipes: data on the public API.
 
 Pure: numpy only, no TensorFlow (but for :meth:`Transform.graph`, a TF1 graph

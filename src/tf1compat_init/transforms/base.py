@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """What every transform is: shapes from shapes (no data read), arrays from arrays.
 
 Pure: numpy is imported where a transform is built or run, TensorFlow only by

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The string form of transforms: ``"q/kernel, k/kernel | split(-1)"``, ``"a + b"``.
 
 What a JSON or YAML map file can hold; parsed with :mod:`ast` (literals only, nothing is

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Pipelines: transforms applied left to right, planned without data (:func:`infer`),
 run on arrays (:func:`run`); a rule's target side (:func:`to`, :class:`Leaves`) and a
 resolved assignment through them (:class:`Route`).

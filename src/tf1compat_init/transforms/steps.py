@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The transforms: ``reshape``, ``transpose``, ``cast``, ``split``, ``concat``, ``fn``,
 ``remap_vocab``, and the functions that build them (``tt.reshape(768, 12, 64)``).
 

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``tf.compat.v1`` front end: checked, cheap warm starts for TF1 training code.
 
 - :func:`init_from_checkpoint`: a drop-in for ``tf.compat.v1.train.init_from_checkpoint``.

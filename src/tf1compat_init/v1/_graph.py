@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Graph-mode machinery of the ``tf.compat.v1`` front end: targets, one batched restore.
 
 TF's ``init_from_checkpoint`` adds one ``RestoreV2`` op (plus its constants and a

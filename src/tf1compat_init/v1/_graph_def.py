@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``graph.pbtxt`` where TensorFlow cannot write it: TensorFlow 2.20 with protobuf >= 7.
 
 :func:`can_save_graph_def` probes the environment once (see :mod:`tf1compat_init._tfcompat`

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Shared steps of the ``tf.compat.v1`` front end: graph checks and planning.
 
 Used by :mod:`tf1compat_init.v1` and its private helpers; imports TensorFlow.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Graph mode with tensor transforms: TensorFlow ops between ``RestoreV2`` and the assign.
 
 Each transform builds its own ops (:meth:`~tf1compat_init.transforms.Transform.graph`:

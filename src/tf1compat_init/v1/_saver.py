@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """A ``Saver`` from a checked plan, and initializing what it does not restore.
 
 Public through :mod:`tf1compat_init.v1`; imports TensorFlow.

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``warm_start(var_name_to_vocab_info=...)``: vocabulary remapping in a TF1 graph.
 
 Everything is checked first, from the checkpoint index and the vocabulary files (the

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``warm_start``: ``tf.compat.v1.train.warm_start``'s selection rules, checked first.
 
 Public through :mod:`tf1compat_init.v1`; imports TensorFlow.

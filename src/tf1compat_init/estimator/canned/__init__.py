@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The canned estimators of ``tf.estimator`` (tensorflow-estimator 2.15) on TensorFlow >= 2.16.
 
 Same constructors, defaults, variable names, optimizers and numbers as TF 2.15's, so a

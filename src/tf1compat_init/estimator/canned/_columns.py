@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The kinds of ``tf.feature_column`` v2 columns the linear models tell apart.
 
 TensorFlow exports the dense base class and the transformation cache under

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``LinearClassifier``, ``LinearRegressor``, ``LinearEstimator`` (tf.estimator 2.15, V2).
 
 The linear model is tensorflow-estimator 2.15's V2 one, rebuilt on ``tf.feature_column``

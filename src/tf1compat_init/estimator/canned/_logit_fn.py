@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``call_logit_fn``: ``tf.estimator.experimental.call_logit_fn`` of tensorflow-estimator 2.15."""
 
 from __future__ import annotations

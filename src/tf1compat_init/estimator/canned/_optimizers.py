@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Optimizer arguments of the canned estimators: a name, an instance or a callable.
 
 As tensorflow-estimator 2.15: the V2 estimators (``DNNClassifier`` ...) take Keras 2

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.estimator.experimental.LinearSDCA``: Stochastic Dual Coordinate Ascent for linear models.
 
 As tensorflow-estimator 2.15: ``LinearClassifier`` (binary) and ``LinearRegressor``

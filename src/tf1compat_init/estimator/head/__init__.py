@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Heads: loss, metrics, predictions and export outputs on top of a model's logits.
 
 ``tf.estimator``'s ``Head`` classes (tensorflow-estimator 2.15), usable from any

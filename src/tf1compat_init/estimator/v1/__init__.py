@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.compat.v1.estimator`` (tensorflow-estimator 2.15) on TensorFlow >= 2.16.
 
 Use it where code said ``tf.compat.v1.estimator``::

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``tf.compat.v1.layers`` the v1 canned estimators build with (Keras 2's legacy layers).
 
 TF 2.15's v1 DNN used ``tf.compat.v1.layers.Dense`` (and ``Dropout``,

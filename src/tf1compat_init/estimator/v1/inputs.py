@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.compat.v1.estimator.inputs``: queue-fed ``input_fn``s from numpy arrays and DataFrames.
 
 They run under :class:`tf1compat_init.estimator.Estimator`, whose
