@@ -259,23 +259,37 @@ def classification_output(
 
 
 def classification_export_outputs(
-    predictions: dict, n_classes: Any, label_vocabulary: Any = None, regression: Any = None
+    predictions: dict,
+    n_classes: Any,
+    label_vocabulary: Any = None,
+    regression: Any = None,
+    all_classes_fn: Callable = all_classes,
 ) -> dict:
     """A classifier's serving outputs: default, classification, [regression,] predict.
 
     ``regression``, the tensor a regression signature serves, is given by the binary
     head only; it sits before ``predict`` as in tensorflow-estimator 2.15.
+    ``all_classes_fn`` builds the served class strings (the v1 heads build them their way).
     """
-    classifier = classification_output(
-        scores=predictions[PredictionKeys.PROBABILITIES],
-        n_classes=n_classes,
-        label_vocabulary=label_vocabulary,
+    scores = predictions[PredictionKeys.PROBABILITIES]
+    classifier = ClassificationOutput(
+        scores=scores, classes=all_classes_fn(scores, n_classes, label_vocabulary)
     )
     outputs = {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier}
     if regression is not None:
         outputs[REGRESS_SERVING_KEY] = RegressionOutput(value=regression)
     outputs[PREDICT_SERVING_KEY] = PredictOutput(predictions)
     return outputs
+
+
+def regression_export_outputs(predictions: dict) -> dict:
+    """A regressor's serving outputs: default and regression (the predictions), predict."""
+    regression = RegressionOutput(value=predictions[PredictionKeys.PREDICTIONS])
+    return {
+        DEFAULT_SERVING_KEY: regression,
+        REGRESS_SERVING_KEY: regression,
+        PREDICT_SERVING_KEY: PredictOutput(predictions),
+    }
 
 
 def class_id_table(label_vocabulary: Any) -> Any:

@@ -25,6 +25,8 @@ names included) in both. Eagerly, checks raise ``ValueError`` at once, as TF 2.1
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import tensorflow as tf
@@ -32,6 +34,8 @@ from tensorflow.python.util import function_utils
 
 __all__ = [
     "LABEL_NONE_ERR_MSG",
+    "V2_TEXTS",
+    "CheckTexts",
     "call_loss_fn",
     "check_dense_labels_match_logits_and_reshape",
     "check_label_range",
@@ -84,6 +88,38 @@ _KERAS3_OPTIMIZER_ADVICE = (
     "in graph mode; on TensorFlow >= 2.16 use a tf_keras legacy optimizer, e.g. "
     "tf_keras.optimizers.legacy.Adagrad(0.05), not a tf.keras (Keras 3) one."
 )
+
+
+def _numeric_column_types() -> tuple:
+    from tensorflow.python.feature_column import feature_column_lib
+    from tensorflow.python.feature_column.feature_column import _NumericColumn
+
+    return (feature_column_lib.NumericColumn, _NumericColumn)
+
+
+@dataclass(frozen=True)
+class CheckTexts:
+    """What differs between the V2 heads' checks and the v1 heads' (``canned/head.py``).
+
+    Both generations of tensorflow-estimator 2.15 build the same check ops for logits,
+    weights, label ranges and ``loss_fn`` arguments, with their own wording, scope names
+    and rules; the checks below take one of these (the V2 one by default).
+    """
+
+    #: the error for a wrong static logits dimension; ``{}`` (if present) is the expected one.
+    logits_dim: str = _LOGITS_SHAPE_MSG
+    #: the weight column types accepted, and the error for another one.
+    weight_column_types: Callable[[], tuple] = _numeric_column_types
+    weight_column_type_err: str = "Weight column must be either a string or NumericColumn."
+    range_scope: str = "check_label_range"
+    range_max: str = "Labels must be <= n_classes - 1"
+    range_min: str = "Labels must be >= 0"
+    loss_fn_args: frozenset = frozenset({"labels", "logits", "features", "loss_reduction"})
+    #: eager tensors are checked in Python (the V2 heads), or by the graph's ops (v1).
+    eager_checks: bool = True
+
+
+V2_TEXTS = CheckTexts()
 
 
 def _shape_tuple(t: Any) -> tuple:
@@ -158,18 +194,14 @@ def _eager_labels(labels: Any, logits: Any, dim: int) -> Any:
     return labels
 
 
-def _weight_tensor(features: dict, weight_column: Any) -> Any:
+def _weight_tensor(features: dict, weight_column: Any, texts: CheckTexts) -> Any:
     # The feature column machinery gives TF's own errors for a missing or sparse weight.
-    from tensorflow.python.feature_column import feature_column_lib
-    from tensorflow.python.feature_column.feature_column import _LazyBuilder, _NumericColumn
+    from tensorflow.python.feature_column.feature_column import _LazyBuilder
 
     if isinstance(weight_column, str):
         weight_column = tf.feature_column.numeric_column(key=weight_column, shape=(1,))
-    if not isinstance(weight_column, feature_column_lib.NumericColumn | _NumericColumn):
-        raise TypeError(
-            "Weight column must be either a string or NumericColumn."
-            f" Given type: {type(weight_column)}."
-        )
+    if not isinstance(weight_column, texts.weight_column_types()):
+        raise TypeError(f"{texts.weight_column_type_err} Given type: {type(weight_column)}.")
     weights = weight_column._get_dense_tensor(_LazyBuilder(features))
     if not (weights.dtype.is_floating or weights.dtype.is_integer):
         raise ValueError(f"Weight column should be castable to float. Given dtype: {weights.dtype}")
@@ -177,7 +209,11 @@ def _weight_tensor(features: dict, weight_column: Any) -> Any:
 
 
 def get_weights_and_check_match_logits(
-    features: dict, weight_column: Any, logits: Any, allow_per_logit_weights: bool = False
+    features: dict,
+    weight_column: Any,
+    logits: Any,
+    allow_per_logit_weights: bool = False,
+    texts: CheckTexts = V2_TEXTS,
 ) -> Any:
     """Example weights from ``features[weight_column]``, shaped to broadcast with the loss.
 
@@ -197,8 +233,8 @@ def get_weights_and_check_match_logits(
     with tf.compat.v1.name_scope("weights", values=(*features.values(), logits)) as scope:
         if weight_column is None:
             return 1.0
-        weights = _weight_tensor(features, weight_column)
-        if tf.executing_eagerly():
+        weights = _weight_tensor(features, weight_column, texts)
+        if texts.eager_checks and tf.executing_eagerly():
             return _eager_weights(weights, logits, err_msg, allow_per_logit_weights)
         weights_shape = tf.compat.v1.shape(weights, name="weights_shape")
         logits_shape = tf.compat.v1.shape(logits, name="logits_shape")
@@ -246,7 +282,9 @@ def _eager_weights(weights: Any, logits: Any, err_msg: str, per_logit: bool) -> 
     return weights
 
 
-def check_logits_final_dim(logits: Any, expected_logits_dimension: Any) -> Any:
+def check_logits_final_dim(
+    logits: Any, expected_logits_dimension: Any, texts: CheckTexts = V2_TEXTS
+) -> Any:
     """Float32 logits of shape ``[D0, ... DN, expected_logits_dimension]``.
 
     Raises:
@@ -254,7 +292,8 @@ def check_logits_final_dim(logits: Any, expected_logits_dimension: Any) -> Any:
     """
     with tf.compat.v1.name_scope("logits", values=(logits,)) as scope:
         logits = tf.cast(logits, tf.float32)
-        if tf.executing_eagerly():
+        dim_msg = texts.logits_dim.format(expected_logits_dimension)
+        if texts.eager_checks and tf.executing_eagerly():
             shape = _shape_tuple(logits)
             if len(shape) < 2:
                 raise ValueError(
@@ -277,22 +316,24 @@ def check_logits_final_dim(logits: Any, expected_logits_dimension: Any) -> Any:
                     isinstance(expected_logits_dimension, int)
                     and static[-1] != expected_logits_dimension
                 ):
-                    raise ValueError(f"{_LOGITS_SHAPE_MSG}, got {static}.")
+                    raise ValueError(f"{dim_msg}, got {static}.")
                 return logits
             assert_dimension = tf.compat.v1.debugging.assert_equal(
                 expected_logits_dimension,
                 logits_shape[-1],
                 data=[logits_shape],
-                message=_LOGITS_SHAPE_MSG,
+                message=dim_msg,
             )
             with tf.control_dependencies([assert_dimension]):
                 return tf.identity(logits, name=scope)
 
 
-def check_label_range(labels: Any, n_classes: Any, message: str | None = None) -> Any:
+def check_label_range(
+    labels: Any, n_classes: Any, message: str | None = None, texts: CheckTexts = V2_TEXTS
+) -> Any:
     """Labels, after checking that they lie in ``[0, n_classes)``."""
-    with tf.compat.v1.name_scope("check_label_range", values=(labels,)):
-        if tf.executing_eagerly():
+    with tf.compat.v1.name_scope(texts.range_scope, values=(labels,)):
+        if texts.eager_checks and tf.executing_eagerly():
             if not tf.reduce_all(tf.math.less_equal(labels, n_classes - 1)):
                 raise ValueError(message or f"Labels must be <= {n_classes} - 1")
             if not tf.reduce_all(tf.math.greater_equal(labels, 0)):
@@ -301,16 +342,16 @@ def check_label_range(labels: Any, n_classes: Any, message: str | None = None) -
         at_most = tf.compat.v1.debugging.assert_less_equal(
             labels,
             tf.convert_to_tensor(n_classes - 1, dtype=labels.dtype),
-            message=message or "Labels must be <= n_classes - 1",
+            message=message or texts.range_max,
         )
         non_negative = tf.compat.v1.debugging.assert_non_negative(
-            labels, message=message or "Labels must be >= 0"
+            labels, message=message or texts.range_min
         )
         with tf.control_dependencies((at_most, non_negative)):
             return tf.identity(labels)
 
 
-def validate_loss_fn_args(loss_fn: Any) -> None:
+def validate_loss_fn_args(loss_fn: Any, texts: CheckTexts = V2_TEXTS) -> None:
     """A custom ``loss_fn`` takes ``labels`` and ``logits``, maybe ``features``.
 
     Raises:
@@ -320,13 +361,18 @@ def validate_loss_fn_args(loss_fn: Any) -> None:
     for required in ("labels", "logits"):
         if required not in args:
             raise ValueError(f"loss_fn must contain argument: {required}. Given arguments: {args}")
-    unexpected = list(set(args) - {"labels", "logits", "features", "loss_reduction"})
+    unexpected = list(set(args) - texts.loss_fn_args)
     if unexpected:
         raise ValueError(f"loss_fn has unexpected args: {unexpected}")
 
 
 def call_loss_fn(
-    loss_fn: Any, labels: Any, logits: Any, features: dict, expected_loss_dim: int = 1
+    loss_fn: Any,
+    labels: Any,
+    logits: Any,
+    features: dict,
+    expected_loss_dim: int = 1,
+    texts: CheckTexts = V2_TEXTS,
 ) -> Any:
     """The unreduced loss of a custom ``loss_fn``, checked to be ``[D0, ... DN, dim]``."""
     kwargs = {}
@@ -337,7 +383,7 @@ def call_loss_fn(
         expected_msg = (
             f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
         )
-        if tf.executing_eagerly():
+        if texts.eager_checks and tf.executing_eagerly():
             logits_shape = _shape_tuple(logits)
             if _shape_tuple(loss) != logits_shape[:-1] + (expected_loss_dim,):
                 raise ValueError(

@@ -25,7 +25,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from . import _base, _checks
 from ._keys import MetricKeys, PredictionKeys
@@ -159,12 +158,7 @@ class RegressionHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        regression = RegressionOutput(value=predictions[PredictionKeys.PREDICTIONS])
-        return {
-            _base.DEFAULT_SERVING_KEY: regression,
-            _base.REGRESS_SERVING_KEY: regression,
-            _base.PREDICT_SERVING_KEY: PredictOutput(predictions),
-        }
+        return _base.regression_export_outputs(predictions)
 
 
 class PoissonRegressionHead(RegressionHead):
