@@ -35,6 +35,7 @@ import tensorflow as tf
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
+from ._common import batch_size_and_checks, weight_column_key
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -46,39 +47,11 @@ _LEARNING_RATE = 0.3
 _SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
 
 
-def _weight_column_key(weight_column: Any) -> str | None:
-    if weight_column is None:
-        return None
-    if isinstance(weight_column, str):
-        return weight_column
-    numeric = type(tf.feature_column.numeric_column("x"))
-    if not isinstance(weight_column, numeric):
-        raise TypeError(
-            "Weight column must be either a string or NumericColumn. "
-            f"Given type: {type(weight_column)}."
-        )
-    return weight_column.key()
-
-
-def _batch_size_and_checks(features: dict, weight_column_key: str | None) -> tuple:
-    """The first feature's batch size, and asserts that every other feature has it."""
-    checks, batch_size = [], None
-    for key, feature in features.items():
-        if key == weight_column_key:
-            continue
-        first_dim = tf.compat.v1.shape(feature)[0]
-        if batch_size is None:
-            batch_size = first_dim
-        else:
-            checks.append(tf.compat.v1.debugging.assert_equal(batch_size, first_dim))
-    return checks, batch_size
-
-
 def baseline_logits_v2(
     features: dict, num_outputs: int, weight_column: Any = None
 ) -> tuple[list, tf.Tensor]:
     """``([bias], logits)``: the bias variable ``baseline/bias`` and it tiled over the batch."""
-    checks, batch_size = _batch_size_and_checks(features, _weight_column_key(weight_column))
+    checks, batch_size = batch_size_and_checks(features, weight_column_key(weight_column))
     with tf.control_dependencies(checks):
         with tf.name_scope("baseline"):
             bias = tf.Variable(initial_value=tf.zeros([num_outputs]), name="bias")

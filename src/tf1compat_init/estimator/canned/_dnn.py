@@ -38,6 +38,7 @@ from tensorflow.python.feature_column.feature_column_v2 import is_feature_column
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
+from ._common import add_layer_summary, validate_features
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -45,9 +46,7 @@ __all__ = [
     "DNNClassifier",
     "DNNEstimator",
     "DNNRegressor",
-    "add_layer_summary",
     "build_dnn_logits",
-    "validate_features",
 ]
 
 _keras = keras2()
@@ -59,20 +58,6 @@ _V1_COLUMNS = (
     "(accessible via tf.compat.v1.estimator.* and tf.compat.v1.feature_column.*, "
     "respectively."
 )
-
-
-def validate_features(features: Any) -> None:
-    """Raises TF 2.15's ``ValueError`` unless ``features`` is a dict."""
-    if not isinstance(features, dict):
-        raise ValueError(
-            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
-        )
-
-
-def add_layer_summary(value: tf.Tensor, tag: str) -> None:
-    """The two summaries TF 2.15 writes per layer: zero fraction and an activation histogram."""
-    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
-    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
 
 
 def _scope_name(name: str) -> str:

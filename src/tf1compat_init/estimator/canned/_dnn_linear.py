@@ -36,7 +36,14 @@ import tensorflow as tf
 
 from .. import Estimator
 from .._spec import ModeKeys
-from ._dnn import add_layer_summary, build_dnn_logits, validate_features
+from ._common import (
+    NO_COLUMNS,
+    add_layer_summary,
+    check_no_sync_replicas_optimizer,
+    validate_feature_columns,
+    validate_features,
+)
+from ._dnn import build_dnn_logits
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._linear import _SUM_OVER_BATCH_SIZE, linear_model_fn_builder_v2
 from ._optimizers import get_optimizer_instance_v2
@@ -51,27 +58,9 @@ __all__ = [
 _DNN_LEARNING_RATE = 0.001
 _LINEAR_LEARNING_RATE = 0.005
 
-_NO_COLUMNS = "Either linear_feature_columns or dnn_feature_columns must be defined."
-
 
 def _linear_learning_rate(num_columns: int) -> float:
     return min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(num_columns))
-
-
-def _check_no_sync_replicas_optimizer(optimizer: Any) -> None:
-    if isinstance(optimizer, tf.compat.v1.train.SyncReplicasOptimizer):
-        raise ValueError(
-            "SyncReplicasOptimizer does not support multi optimizers case. Therefore, it is "
-            "not supported in DNNLinearCombined model. If you want to use this optimizer, "
-            "please use either DNN or Linear model."
-        )
-
-
-def _validate_feature_columns(linear_feature_columns: Any, dnn_feature_columns: Any) -> list:
-    columns = list(linear_feature_columns or []) + list(dnn_feature_columns or [])
-    if not columns:
-        raise ValueError(_NO_COLUMNS)
-    return columns
 
 
 def dnn_linear_combined_model_fn(
@@ -99,7 +88,7 @@ def dnn_linear_combined_model_fn(
     """
     validate_features(features)
     if not linear_feature_columns and not dnn_feature_columns:
-        raise ValueError(_NO_COLUMNS)
+        raise ValueError(NO_COLUMNS)
     training = mode == ModeKeys.TRAIN
 
     dnn_logits = None
@@ -108,7 +97,7 @@ def dnn_linear_combined_model_fn(
             dnn_optimizer = get_optimizer_instance_v2(
                 dnn_optimizer, learning_rate=_DNN_LEARNING_RATE
             )
-            _check_no_sync_replicas_optimizer(dnn_optimizer)
+            check_no_sync_replicas_optimizer(dnn_optimizer)
         if not dnn_hidden_units:
             raise ValueError(
                 "dnn_hidden_units must be defined when dnn_feature_columns is specified."
@@ -131,7 +120,7 @@ def dnn_linear_combined_model_fn(
                 linear_optimizer,
                 learning_rate=_linear_learning_rate(len(linear_feature_columns)),
             )
-            _check_no_sync_replicas_optimizer(linear_optimizer)
+            check_no_sync_replicas_optimizer(linear_optimizer)
         linear_logits, linear_variables = linear_model_fn_builder_v2(
             units=head.logits_dimension,
             feature_columns=linear_feature_columns,
@@ -264,7 +253,7 @@ class DNNLinearCombinedClassifier(_CombinedBase):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         head = binary_or_multi_class_head(
@@ -316,7 +305,7 @@ class DNNLinearCombinedRegressor(_CombinedBase):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         head = regression_head(
@@ -363,7 +352,7 @@ class DNNLinearCombinedEstimator(_CombinedBase):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         super().__init__(

@@ -33,6 +33,7 @@ from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
 from ._columns import CategoricalColumn, DenseColumn, FeatureColumn, FeatureTransformationCache
+from ._common import fraction_of_zero
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -319,32 +320,6 @@ def _check_batch_sizes(tensors: list, columns: list) -> None:
             )
 
 
-def _fraction_of_zero(variables: list) -> tf.Tensor:
-    """The share of zero weights over all ``variables`` (a summary of TF 2.15's)."""
-    with tf.name_scope("zero_fraction"):
-        variables = tf.nest.flatten(variables)
-        with tf.name_scope("total_size"):
-            sizes = [tf.size(x, out_type=tf.int64) for x in variables]
-            total_size = tf.math.add_n(sizes)
-        with tf.name_scope("total_zero"):
-            total_zero = tf.math.add_n(
-                [
-                    tf.compat.v1.cond(
-                        tf.math.equal(size, tf.constant(0, dtype=tf.int64)),
-                        true_fn=lambda: tf.constant(0, dtype=tf.float32),
-                        false_fn=lambda x=x, size=size: (
-                            tf.math.zero_fraction(x) * tf.cast(size, tf.float32)
-                        ),
-                        name="zero_count",
-                    )
-                    for x, size in zip(variables, sizes, strict=True)
-                ]
-            )
-        with tf.name_scope("compute"):
-            fraction = total_zero / tf.cast(total_size, tf.float32, name="float32_size")
-        return tf.identity(fraction, name="zero_fraction_or_nan")
-
-
 def linear_model_fn_builder_v2(
     units: int, feature_columns: Any, sparse_combiner: str = "sum", features: Any = None
 ) -> tuple[tf.Tensor, list]:
@@ -379,7 +354,7 @@ def linear_model_fn_builder_v2(
         tf.compat.v1.summary.histogram("bias", model.bias)
     else:
         tf.compat.v1.summary.scalar("bias", model.bias[0])
-    tf.compat.v1.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
+    tf.compat.v1.summary.scalar("fraction_of_zero_weights", fraction_of_zero(weights))
     return logits, model.variables
 
 
@@ -453,7 +428,7 @@ def _sdca_model_fn(
     tf.compat.v1.summary.scalar("bias", model.bias[0])
     tf.compat.v1.summary.scalar(
         "fraction_of_zero_weights",
-        _fraction_of_zero([v for v in model.variables if v is not model.bias]),
+        fraction_of_zero([v for v in model.variables if v is not model.bias]),
     )
     if mode != ModeKeys.TRAIN:
         return head.create_estimator_spec(

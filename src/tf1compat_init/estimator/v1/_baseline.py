@@ -30,6 +30,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column as _fc_v1
 
+from ..canned._common import batch_size_and_checks, weight_column_key
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -38,32 +39,6 @@ __all__ = ["BaselineClassifier", "BaselineEstimator", "BaselineRegressor"]
 
 _LEARNING_RATE = 0.3
 _SUM = tf.compat.v1.losses.Reduction.SUM
-
-
-def _weight_column_key(weight_column: Any) -> str | None:
-    if weight_column is None:
-        return None
-    if isinstance(weight_column, str):
-        return weight_column
-    if not isinstance(weight_column, _fc_v1._NumericColumn):
-        raise TypeError(
-            "Weight column must be either a string or _NumericColumn."
-            f" Given type: {type(weight_column)}."
-        )
-    return weight_column.key()
-
-
-def _batch_size_and_checks(features: dict, weight_column_key: str | None) -> tuple:
-    checks, batch_size = [], None
-    for key, feature in features.items():
-        if key == weight_column_key:
-            continue
-        first_dim = tf.compat.v1.shape(feature)[0]
-        if batch_size is None:
-            batch_size = first_dim
-        else:
-            checks.append(tf.compat.v1.debugging.assert_equal(batch_size, first_dim))
-    return checks, batch_size
 
 
 def baseline_model_fn(
@@ -78,7 +53,8 @@ def baseline_model_fn(
     """The v1 baseline ``model_fn`` (TF 2.15's ``baseline._baseline_model_fn``)."""
     del config
     num_outputs = head.logits_dimension
-    checks, batch_size = _batch_size_and_checks(features, _weight_column_key(weight_column))
+    weight_key = weight_column_key(weight_column, _fc_v1._NumericColumn, "_NumericColumn")
+    checks, batch_size = batch_size_and_checks(features, weight_key)
     with tf.control_dependencies(checks):
         with tf.compat.v1.variable_scope("baseline"):
             bias = tf.compat.v1.get_variable(

@@ -35,6 +35,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._spec import ModeKeys
+from ..canned._common import add_layer_summary, validate_features
 from ..canned._optimizers import LEARNING_RATE, get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -43,18 +44,6 @@ from ._layers import legacy_layers
 __all__ = ["DNNClassifier", "DNNEstimator", "DNNRegressor"]
 
 _SUM = tf.compat.v1.losses.Reduction.SUM
-
-
-def _add_hidden_layer_summary(value: Any, tag: str) -> None:
-    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
-    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
-
-
-def validate_features(features: Any) -> None:
-    if not isinstance(features, dict):
-        raise ValueError(
-            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
-        )
 
 
 def dnn_logits(
@@ -122,9 +111,9 @@ def dnn_logits(
             net = dropouts[i](net, training=True)
         if batch_norm:
             net = norms[i](net, training=is_training)
-        _add_hidden_layer_summary(net, scope_names[i])
+        add_layer_summary(net, scope_names[i])
     logits = logits_layer(net)
-    _add_hidden_layer_summary(logits, logits_scope_name)
+    add_layer_summary(logits, logits_scope_name)
     return logits
 
 

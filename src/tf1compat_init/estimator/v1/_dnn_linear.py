@@ -32,6 +32,11 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..canned._common import (
+    add_layer_summary,
+    check_no_sync_replicas_optimizer,
+    validate_feature_columns,
+)
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._dnn import dnn_logits
@@ -47,28 +52,6 @@ __all__ = [
 _DNN_LEARNING_RATE = 0.001
 _LINEAR_LEARNING_RATE = 0.005
 _SUM = tf.compat.v1.losses.Reduction.SUM
-
-
-def _check_no_sync_replicas_optimizer(optimizer: Any) -> None:
-    if isinstance(optimizer, tf.compat.v1.train.SyncReplicasOptimizer):
-        raise ValueError(
-            "SyncReplicasOptimizer does not support multi optimizers case. "
-            "Therefore, it is not supported in DNNLinearCombined model. "
-            "If you want to use this optimizer, please use either DNN or Linear "
-            "model."
-        )
-
-
-def _validate_feature_columns(linear_feature_columns: Any, dnn_feature_columns: Any) -> list:
-    columns = list(linear_feature_columns or []) + list(dnn_feature_columns or [])
-    if not columns:
-        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
-    return columns
-
-
-def _add_layer_summary(value: Any, tag: str) -> None:
-    tf.compat.v1.summary.scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
-    tf.compat.v1.summary.histogram(f"{tag}/activation", value)
 
 
 def dnn_linear_combined_model_fn(
@@ -102,7 +85,7 @@ def dnn_linear_combined_model_fn(
     deep = wide = None
     if dnn_feature_columns:
         dnn_optimizer = get_optimizer_instance(dnn_optimizer, learning_rate=_DNN_LEARNING_RATE)
-        _check_no_sync_replicas_optimizer(dnn_optimizer)
+        check_no_sync_replicas_optimizer(dnn_optimizer)
         if not dnn_hidden_units:
             raise ValueError(
                 "dnn_hidden_units must be defined when dnn_feature_columns is specified."
@@ -127,7 +110,7 @@ def dnn_linear_combined_model_fn(
     if linear_feature_columns:
         rate = min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(len(linear_feature_columns)))
         linear_optimizer = get_optimizer_instance(linear_optimizer, learning_rate=rate)
-        _check_no_sync_replicas_optimizer(linear_optimizer)
+        check_no_sync_replicas_optimizer(linear_optimizer)
         with tf.compat.v1.variable_scope(
             "linear", values=tuple(features.values()), partitioner=input_layer_partitioner
         ) as scope:
@@ -135,7 +118,7 @@ def dnn_linear_combined_model_fn(
             wide = linear_logits(
                 features, linear_feature_columns, head.logits_dimension, linear_sparse_combiner
             )
-            _add_layer_summary(wide, scope.name)
+            add_layer_summary(wide, scope.name)
     if deep is not None and wide is not None:
         logits = deep + wide
     else:
@@ -195,7 +178,7 @@ class DNNLinearCombinedClassifier(Estimator):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         head = head_lib._binary_logistic_or_multi_class_head(
@@ -233,7 +216,7 @@ class DNNLinearCombinedRegressor(Estimator):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         head = head_lib._regression_head(
@@ -270,7 +253,7 @@ class DNNLinearCombinedEstimator(Estimator):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        self._feature_columns = _validate_feature_columns(
+        self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
         _combined_init(

@@ -33,6 +33,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..canned._common import fraction_of_zero
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -46,32 +47,6 @@ _LEARNING_RATE = 0.2
 def _default_optimizer(feature_columns: Any) -> Any:
     learning_rate = min(_LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
     return tf.compat.v1.train.FtrlOptimizer(learning_rate=learning_rate)
-
-
-def _fraction_of_zero(variables: list) -> Any:
-    with tf.compat.v1.name_scope("zero_fraction"):
-        variables = tf.nest.flatten(variables)
-        with tf.compat.v1.name_scope("total_size"):
-            sizes = [tf.compat.v1.size(x, out_type=tf.int64) for x in variables]
-            total_size = tf.math.add_n(sizes)
-        with tf.compat.v1.name_scope("total_zero"):
-            total_zero = tf.math.add_n(
-                [
-                    tf.compat.v1.cond(
-                        tf.math.equal(size, tf.constant(0, dtype=tf.int64)),
-                        true_fn=lambda: tf.constant(0, dtype=tf.float32),
-                        false_fn=lambda x=x, size=size: (
-                            tf.math.zero_fraction(x) * tf.cast(size, dtype=tf.float32)
-                        ),
-                        name="zero_count",
-                    )
-                    for x, size in zip(variables, sizes, strict=True)
-                ]
-            )
-        with tf.compat.v1.name_scope("compute"):
-            total_size_float = tf.cast(total_size, dtype=tf.float32, name="float32_size")
-            fraction = total_zero / total_size_float
-        return tf.identity(fraction, name="zero_fraction_or_nan")
 
 
 def _expanded(variables: Any) -> list:
@@ -98,7 +73,7 @@ def linear_logits(features: dict, feature_columns: Any, units: int, sparse_combi
         tf.compat.v1.summary.histogram("bias", bias)
     else:
         tf.compat.v1.summary.scalar("bias", bias[0][0])
-    tf.compat.v1.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(variables))
+    tf.compat.v1.summary.scalar("fraction_of_zero_weights", fraction_of_zero(variables))
     return logits
 
 
