@@ -32,24 +32,14 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
 from . import _checks
-from ._keys import MetricKeys, PredictionKeys
+from ._keys import MetricKeys
 
 __all__ = [
-    "CLASSIFY_SERVING_KEY",
-    "DEFAULT_SERVING_KEY",
-    "PREDICT_SERVING_KEY",
-    "REGRESS_SERVING_KEY",
     "Head",
 ]
-
-DEFAULT_SERVING_KEY = "serving_default"
-CLASSIFY_SERVING_KEY = "classification"
-REGRESS_SERVING_KEY = "regression"
-PREDICT_SERVING_KEY = "predict"
 
 
 class Head(abc.ABC):
@@ -231,83 +221,6 @@ def add_regularization(training_loss: Any, regularization_losses: Any) -> Any:
     if regularization_losses is None:
         return training_loss
     return training_loss + tf.math.add_n(regularization_losses)
-
-
-def all_class_ids(logits: Any, n_classes: Any) -> Any:
-    """``[batch, n_classes]``: every row is ``0 .. n_classes - 1``."""
-    batch_size = tf.compat.v1.shape(logits)[0]
-    ids = tf.expand_dims(tf.range(n_classes), axis=0)
-    return tf.tile(input=ids, multiples=[batch_size, 1])
-
-
-def all_classes(logits: Any, n_classes: Any, label_vocabulary: Any = None) -> Any:
-    """``[batch, n_classes]`` strings: the vocabulary, or the class ids as strings."""
-    batch_size = tf.compat.v1.shape(logits)[0]
-    if label_vocabulary:
-        names = tf.convert_to_tensor([label_vocabulary])
-    else:
-        names = tf.strings.as_string(tf.expand_dims(tf.range(n_classes), axis=0))
-    return tf.tile(input=names, multiples=[batch_size, 1])
-
-
-def classification_output(
-    scores: Any, n_classes: Any, label_vocabulary: Any = None
-) -> ClassificationOutput:
-    return ClassificationOutput(
-        scores=scores, classes=all_classes(scores, n_classes, label_vocabulary)
-    )
-
-
-def classification_export_outputs(
-    predictions: dict,
-    n_classes: Any,
-    label_vocabulary: Any = None,
-    regression: Any = None,
-    all_classes_fn: Callable = all_classes,
-) -> dict:
-    """A classifier's serving outputs: default, classification, [regression,] predict.
-
-    ``regression``, the tensor a regression signature serves, is given by the binary
-    head only; it sits before ``predict`` as in tensorflow-estimator 2.15.
-    ``all_classes_fn`` builds the served class strings (the v1 heads build them their way).
-    """
-    scores = predictions[PredictionKeys.PROBABILITIES]
-    classifier = ClassificationOutput(
-        scores=scores, classes=all_classes_fn(scores, n_classes, label_vocabulary)
-    )
-    outputs = {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier}
-    if regression is not None:
-        outputs[REGRESS_SERVING_KEY] = RegressionOutput(value=regression)
-    outputs[PREDICT_SERVING_KEY] = PredictOutput(predictions)
-    return outputs
-
-
-def regression_export_outputs(predictions: dict) -> dict:
-    """A regressor's serving outputs: default and regression (the predictions), predict."""
-    regression = RegressionOutput(value=predictions[PredictionKeys.PREDICTIONS])
-    return {
-        DEFAULT_SERVING_KEY: regression,
-        REGRESS_SERVING_KEY: regression,
-        PREDICT_SERVING_KEY: PredictOutput(predictions),
-    }
-
-
-def class_id_table(label_vocabulary: Any) -> Any:
-    """A string -> id table over the vocabulary; unknown strings map to -1."""
-    from tensorflow.python.ops import lookup_ops
-
-    return lookup_ops.index_table_from_tensor(
-        vocabulary_list=tuple(label_vocabulary), name="class_id_lookup"
-    )
-
-
-def class_string_table(label_vocabulary: Any) -> Any:
-    """An id -> string table over the vocabulary."""
-    from tensorflow.python.ops import lookup_ops
-
-    return lookup_ops.index_to_string_table_from_tensor(
-        vocabulary_list=label_vocabulary, name="class_string_lookup"
-    )
 
 
 def update_metric_with_broadcast_weights(eval_metric: Any, values: Any, weights: Any) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks
+from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["BinaryClassHead"]
@@ -109,12 +109,12 @@ class BinaryClassHead(_base.SingleHead):
     def _class_id_table(self) -> Any:
         # A graph gets its own table each time; eagerly one table is reused.
         if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _base.class_id_table(self._label_vocabulary)
+            self._id_table = _outputs.class_id_table(self._label_vocabulary)
         return self._id_table
 
     def _class_string_table(self) -> Any:
         if self._string_table is None or not tf.executing_eagerly():
-            self._string_table = _base.class_string_table(self._label_vocabulary)
+            self._string_table = _outputs.class_string_table(self._label_vocabulary)
         return self._string_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
@@ -186,9 +186,9 @@ class BinaryClassHead(_base.SingleHead):
                         classes = tf.strings.as_string(class_ids, name="str_classes")
                     predictions[k.CLASSES] = classes
             if k.ALL_CLASS_IDS in keys:
-                predictions[k.ALL_CLASS_IDS] = _base.all_class_ids(logits, n_classes=2)
+                predictions[k.ALL_CLASS_IDS] = _outputs.all_class_ids(logits, n_classes=2)
             if k.ALL_CLASSES in keys:
-                predictions[k.ALL_CLASSES] = _base.all_classes(
+                predictions[k.ALL_CLASSES] = _outputs.all_classes(
                     logits, n_classes=2, label_vocabulary=self._label_vocabulary
                 )
             return predictions
@@ -266,7 +266,7 @@ class BinaryClassHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _base.classification_export_outputs(
+        return _outputs.classification_export_outputs(
             predictions,
             2,
             self._label_vocabulary,

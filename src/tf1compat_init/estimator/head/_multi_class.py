@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks
+from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["MultiClassHead"]
@@ -94,12 +94,12 @@ class MultiClassHead(_base.SingleHead):
 
     def _class_id_table(self) -> Any:
         if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _base.class_id_table(self._label_vocabulary)
+            self._id_table = _outputs.class_id_table(self._label_vocabulary)
         return self._id_table
 
     def _class_string_table(self) -> Any:
         if self._string_table is None or not tf.executing_eagerly():
-            self._string_table = _base.class_string_table(self._label_vocabulary)
+            self._string_table = _outputs.class_string_table(self._label_vocabulary)
         return self._string_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
@@ -173,11 +173,11 @@ class MultiClassHead(_base.SingleHead):
                         classes = tf.strings.as_string(class_ids, name="str_classes")
                     predictions[k.CLASSES] = classes
             if k.ALL_CLASS_IDS in keys:
-                predictions[k.ALL_CLASS_IDS] = _base.all_class_ids(
+                predictions[k.ALL_CLASS_IDS] = _outputs.all_class_ids(
                     logits, n_classes=self._n_classes
                 )
             if k.ALL_CLASSES in keys:
-                predictions[k.ALL_CLASSES] = _base.all_classes(
+                predictions[k.ALL_CLASSES] = _outputs.all_classes(
                     logits, n_classes=self._n_classes, label_vocabulary=self._label_vocabulary
                 )
             return predictions
@@ -215,6 +215,6 @@ class MultiClassHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _base.classification_export_outputs(
+        return _outputs.classification_export_outputs(
             predictions, self._n_classes, self._label_vocabulary
         )

@@ -28,7 +28,7 @@ import tensorflow as tf
 from .._export_output import PredictOutput
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
-from . import _base
+from . import _base, _outputs
 from ._keys import MetricKeys
 
 __all__ = ["MultiHead"]
@@ -43,12 +43,12 @@ def _default_export_output(export_outputs: dict, head_name: str) -> Any:
     if len(export_outputs) == 1:
         return next(iter(export_outputs.values()))
     try:
-        return export_outputs[_base.DEFAULT_SERVING_KEY]
+        return export_outputs[_outputs.DEFAULT_SERVING_KEY]
     except KeyError:
         raise ValueError(
             f"{head_name} did not specify default export_outputs. Given: {export_outputs} "
             "Suggested fix: Use one of the heads in tf.estimator, or include key "
-            f"{_base.DEFAULT_SERVING_KEY} in export_outputs."
+            f"{_outputs.DEFAULT_SERVING_KEY} in export_outputs."
         ) from None
 
 
@@ -298,17 +298,17 @@ class MultiHead(_base.Head):
 
     def _merge_predict_export_outputs(self, specs: list) -> dict:
         outputs = {
-            _base.DEFAULT_SERVING_KEY: _default_export_output(
+            _outputs.DEFAULT_SERVING_KEY: _default_export_output(
                 specs[0].export_outputs, self._heads[0].name
             )
         }
         merged_predictions = {}
         for head, spec in zip(self._heads, specs, strict=True):
             for key, value in spec.export_outputs.items():
-                name = head.name if key == _base.DEFAULT_SERVING_KEY else f"{head.name}/{key}"
+                name = head.name if key == _outputs.DEFAULT_SERVING_KEY else f"{head.name}/{key}"
                 outputs[name] = value
-                if key == _base.PREDICT_SERVING_KEY and isinstance(value, PredictOutput):
+                if key == _outputs.PREDICT_SERVING_KEY and isinstance(value, PredictOutput):
                     for k, v in value.outputs.items():
                         merged_predictions[f"{head.name}/{k}"] = v
-        outputs[_base.PREDICT_SERVING_KEY] = PredictOutput(merged_predictions)
+        outputs[_outputs.PREDICT_SERVING_KEY] = PredictOutput(merged_predictions)
         return outputs

@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks
+from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["MultiLabelHead"]
@@ -123,7 +123,7 @@ class MultiLabelHead(_base.SingleHead):
 
     def _class_id_table(self) -> Any:
         if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _base.class_id_table(self._label_vocabulary)
+            self._id_table = _outputs.class_id_table(self._label_vocabulary)
         return self._id_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
@@ -198,7 +198,7 @@ class MultiLabelHead(_base.SingleHead):
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.math.sigmoid(logits, name=k.PROBABILITIES)
             if k.CLASSES in keys:
-                predictions[k.CLASSES] = _base.all_classes(
+                predictions[k.CLASSES] = _outputs.all_classes(
                     logits, self._n_classes, self._label_vocabulary
                 )
             return predictions
@@ -264,7 +264,7 @@ class MultiLabelHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _base.classification_export_outputs(
+        return _outputs.classification_export_outputs(
             predictions, self._n_classes, self._label_vocabulary
         )
 

@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks
+from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
@@ -158,7 +158,7 @@ class RegressionHead(_base.SingleHead):
         return eval_metrics
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _base.regression_export_outputs(predictions)
+        return _outputs.regression_export_outputs(predictions)
 
 
 class PoissonRegressionHead(RegressionHead):

@@ -25,8 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ...head import _base as _v2
-from ...head import _checks
+from ...head import _checks, _outputs
 from ...head._keys import MetricKeys, PredictionKeys
 from . import _checks as _v1_checks
 from . import _metrics
@@ -96,10 +95,10 @@ class _BinaryLogisticHeadWithSigmoidCrossEntropyLoss(_SingleHead):
             probabilities = tf.compat.v1.nn.softmax(two_class_logits, name=k.PROBABILITIES)
             class_ids = tf.compat.v1.math.argmax(two_class_logits, axis=-1, name=k.CLASS_IDS)
             class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
-            all_class_ids = _v2.all_class_ids(logits, n_classes=2)
+            all_class_ids = _outputs.all_class_ids(logits, n_classes=2)
             all_classes = _metrics.all_classes(logits, 2, self._label_vocabulary)
             if self._label_vocabulary:
-                classes = _v2.class_string_table(self._label_vocabulary).lookup(class_ids)
+                classes = _outputs.class_string_table(self._label_vocabulary).lookup(class_ids)
             else:
                 classes = tf.strings.as_string(class_ids, name="str_classes")
             return logits, {
@@ -113,7 +112,7 @@ class _BinaryLogisticHeadWithSigmoidCrossEntropyLoss(_SingleHead):
             }
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _v2.classification_export_outputs(
+        return _outputs.classification_export_outputs(
             predictions,
             2,
             self._label_vocabulary,
@@ -123,7 +122,7 @@ class _BinaryLogisticHeadWithSigmoidCrossEntropyLoss(_SingleHead):
 
     def _processed_labels(self, labels: Any) -> Any:
         if self._label_vocabulary is not None:
-            labels = _v2.class_id_table(self._label_vocabulary).lookup(labels)
+            labels = _outputs.class_id_table(self._label_vocabulary).lookup(labels)
         labels = tf.cast(labels, dtype=tf.float32)
         return _checks.check_label_range(labels, 2, texts=_v1_checks.V1_TEXTS)
 

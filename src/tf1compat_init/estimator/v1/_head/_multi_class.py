@@ -25,8 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ...head import _base as _v2
-from ...head import _checks
+from ...head import _checks, _outputs
 from ...head._keys import MetricKeys, PredictionKeys
 from . import _checks as _v1_checks
 from ._base import NONE, SUM, LossSpec, _Head, _SingleHead, summary_key
@@ -87,12 +86,12 @@ class _MultiClassHeadWithSoftmaxCrossEntropyLoss(_SingleHead):
             logits, self.logits_dimension, texts=_v1_checks.V1_TEXTS
         )
         with tf.compat.v1.name_scope(None, "predictions", (logits,)):
-            all_class_ids = _v2.all_class_ids(logits, self._n_classes)
+            all_class_ids = _outputs.all_class_ids(logits, self._n_classes)
             classes_all = all_classes(logits, self._n_classes, self._label_vocabulary)
             class_ids = tf.compat.v1.math.argmax(logits, axis=-1, name=k.CLASS_IDS)
             class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
             if self._label_vocabulary:
-                classes = _v2.class_string_table(self._label_vocabulary).lookup(class_ids)
+                classes = _outputs.class_string_table(self._label_vocabulary).lookup(class_ids)
             else:
                 classes = tf.strings.as_string(class_ids, name="str_classes")
             probabilities = tf.compat.v1.nn.softmax(logits, name=k.PROBABILITIES)
@@ -106,7 +105,7 @@ class _MultiClassHeadWithSoftmaxCrossEntropyLoss(_SingleHead):
             }
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _v2.classification_export_outputs(
+        return _outputs.classification_export_outputs(
             predictions, self._n_classes, self._label_vocabulary, all_classes_fn=all_classes
         )
 
@@ -121,7 +120,7 @@ class _MultiClassHeadWithSoftmaxCrossEntropyLoss(_SingleHead):
                     "Labels dtype should be string if there is a "
                     f"vocabulary. Instead got {labels.dtype}"
                 )
-            label_ids = _v2.class_id_table(self._label_vocabulary).lookup(labels)
+            label_ids = _outputs.class_id_table(self._label_vocabulary).lookup(labels)
         return _checks.check_label_range(label_ids, self._n_classes, texts=_v1_checks.V1_TEXTS)
 
     def _unweighted_loss(self, labels: Any, logits: Any) -> Any:

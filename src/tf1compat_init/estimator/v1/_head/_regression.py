@@ -25,8 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ...head import _base as _v2
-from ...head import _checks
+from ...head import _checks, _outputs
 from ...head._keys import MetricKeys, PredictionKeys
 from . import _checks as _v1_checks
 from ._base import NONE, SUM, LossSpec, _Head, _SingleHead, summary_key
@@ -93,7 +92,7 @@ class _RegressionHeadWithMeanSquaredErrorLoss(_SingleHead):
         return logits, {k.PREDICTIONS: logits}
 
     def _export_outputs(self, predictions: dict) -> dict:
-        return _v2.regression_export_outputs(predictions)
+        return _outputs.regression_export_outputs(predictions)
 
     def _processed_labels(self, labels: Any) -> Any:
         return tf.cast(labels, dtype=tf.float32)
