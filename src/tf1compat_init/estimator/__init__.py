@@ -58,22 +58,20 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _cluster_run, experimental, export, v1
+from . import _cluster_run, _estimator_train, _train_and_evaluate, experimental, export, v1
 from . import _eval as _estimator_eval
 from . import _export as _estimator_export
-from . import _train as _estimator_train
-from . import _training as _estimator_training
 from . import canned as _canned
 from . import head as _head
 from ._cluster import EVALUATOR, PS
 from ._config import RunConfig, WarmStartSettings, default_session_config
 from ._config import resolve_warm_start as _resolve_warm_start
 from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
-from ._inputs import call_model_fn as _call_model_fn
-from ._inputs import verify_model_fn_args as _verify_model_fn_args
+from ._fn_calls import call_model_fn as _call_model_fn
+from ._fn_calls import verify_model_fn_args as _verify_model_fn_args
 from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
-from ._training import EvalSpec, TrainSpec
+from ._train_and_evaluate import EvalSpec, TrainSpec
 
 __all__ = [
     "BaselineClassifier",
@@ -493,4 +491,4 @@ def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec, eval_spec: E
         ``(metrics, export_results)`` of the last evaluation (``(None, None)`` when
         ``max_steps`` was already reached).
     """
-    return _estimator_training.train_and_evaluate(estimator, train_spec, eval_spec, Estimator)
+    return _train_and_evaluate.train_and_evaluate(estimator, train_spec, eval_spec, Estimator)

@@ -149,7 +149,7 @@ def _validate(config: RunConfig) -> None:
 
 
 def _arg_names(fn: Any) -> set:
-    from ._inputs import fn_args
+    from ._fn_calls import fn_args
 
     return set(fn_args(fn))
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ._inputs import call_input_fn
+from ._fn_calls import call_input_fn
 from ._log import logger
 
 __all__ = [

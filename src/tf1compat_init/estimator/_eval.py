@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._estimator_train import create_global_step, maybe_warm_start
+from ._fn_calls import call_input_fn, call_model_fn, parse_input_fn_result
 from ._log import logger
 from ._spec import LOSS_METRIC_KEY, ModeKeys
-from ._train import create_global_step, maybe_warm_start
 
 __all__ = [
     "StopAfterNEvalsHook",

@@ -22,13 +22,13 @@ from typing import Any
 
 import tensorflow as tf
 
+from ._estimator_train import create_global_step
 from ._export_output import get_export_outputs
 from ._export_supervised import EvalOutput, TrainOutput
-from ._inputs import call_model_fn
+from ._fn_calls import call_model_fn
 from ._log import logger
 from ._receiver import SINGLE_RECEIVER_DEFAULT_NAME
 from ._spec import ModeKeys
-from ._train import create_global_step
 
 __all__ = [
     "build_all_signature_defs",

@@ -32,7 +32,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ._inputs import fn_args
+from ._fn_calls import fn_args
 from ._log import logger
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]

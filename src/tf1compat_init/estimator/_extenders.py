@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._inputs import fn_args
+from ._fn_calls import fn_args
 from ._spec import ModeKeys
 
 __all__ = ["add_metrics"]

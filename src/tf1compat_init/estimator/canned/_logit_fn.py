@@ -7,7 +7,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from .._inputs import fn_args
+from .._fn_calls import fn_args
 
 __all__ = ["call_logit_fn"]
 

@@ -21,7 +21,7 @@ from tensorflow.python.training import training as _tf_training
 from ..v1 import _graph_def
 from . import _cluster_run
 from ._cluster import MASTER, WORKER
-from ._inputs import call_input_fn, call_model_fn, parse_input_fn_result
+from ._fn_calls import call_input_fn, call_model_fn, parse_input_fn_result
 from ._log import logger
 from ._spec import EstimatorSpec, ModeKeys
 
