@@ -447,7 +447,7 @@ class _StopAtCheckpointStepHook(tf.compat.v1.train.SessionRunHook):
     def after_run(self, run_context: Any, run_values: Any) -> None:
         if run_values.results + 1 < self._last_step:
             return
-        from . import _global_step_in
+        from ._estimator import _global_step_in
 
         # The step must be on disk: reading the checkpoint is throttled for shared storage.
         if _global_step_in(self._model_dir) >= self._last_step:

@@ -75,7 +75,7 @@ class InMemoryEvaluatorHook(tf.compat.v1.train.SessionRunHook):
         name: str | None = None,
         every_n_iter: int = 100,
     ) -> None:
-        from . import _check_hooks
+        from ._estimator import _check_hooks
 
         reject_tf_estimator(estimator, "InMemoryEvaluatorHook")
         if every_n_iter is None or every_n_iter <= 0:

@@ -307,23 +307,27 @@ def _foreign_advice(value: Any, name: str) -> str:
     )
 
 
-def train_and_evaluate(
-    estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec, estimator_type: type
-) -> tuple:
-    """Trains ``estimator`` to ``train_spec.max_steps``, evaluating and exporting on the way.
+def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:
+    """Trains to ``train_spec.max_steps``, evaluating and exporting after checkpoint saves.
 
-    ``estimator_type``: the Estimator class (passed in, so this module need not import it).
+    tf.estimator 2.15's local mode: evaluations follow the checkpoint cadence of
+    ``RunConfig`` (``save_checkpoints_steps`` / ``_secs``), at most one per
+    ``eval_spec.throttle_secs``, plus one at the end; each runs the ``eval_spec``
+    exporters. In a ``TF_CONFIG`` cluster each task does its part: ``ps`` serves,
+    ``chief`` / ``worker`` train, ``evaluator`` evaluates each new checkpoint.
 
     Returns:
         ``(metrics, export_results)`` of the last evaluation (``(None, None)`` when
-        training had nothing to do), as tf.estimator's local mode returns them.
+        ``max_steps`` was already reached).
     """
+    from ._estimator import Estimator
+
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError(
             f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {type(eval_spec)}"
             + _foreign_advice(eval_spec, "EvalSpec")
         )
-    if not isinstance(estimator, estimator_type):
+    if not isinstance(estimator, Estimator):
         raise TypeError(
             f"`estimator` must have type `tf.estimator.Estimator`. Got: {type(estimator)}"
             + _foreign_advice(estimator, "Estimator")
