@@ -103,7 +103,9 @@ def make_model_fn(lib, rec: Recorder, model_dir: str, metrics_as_dict: bool = Fa
     def model_fn(features, labels, mode, params):
         rec.note(f"model_fn:{mode}", params)
         w = tf.compat.v1.get_variable("dense/kernel", [3, 1])
-        b = tf.compat.v1.get_variable("dense/bias", [1], initializer=tf.compat.v1.zeros_initializer())
+        b = tf.compat.v1.get_variable(
+            "dense/bias", [1], initializer=tf.compat.v1.zeros_initializer()
+        )
         pred = tf.matmul(features["x"], w) + b
         if mode == "infer":
             return tpu.TPUEstimatorSpec(mode, predictions={"y": pred, "w0": pred * 0 + w[0, 0]})
@@ -163,11 +165,11 @@ def _floats(d: dict) -> dict:
 
 def _error(fn) -> str:
     try:
-        fn()
+        result = fn()
     except Exception as e:  # the type and text are what is compared
         text = re.sub(r" at 0x[0-9a-f]+", " at 0x", str(e))
         return f"{type(e).__name__}: {text}"
-    return "no error"
+    return f"no error: {result if isinstance(result, str) else type(result).__name__}"
 
 
 def config(lib, model_dir: str, **kw):
@@ -248,9 +250,7 @@ def export(lib, workdir: str) -> dict:
     sm = saved_model_pb2.SavedModel()
     with open(os.path.join(path, b"saved_model.pb"), "rb") as f:
         sm.ParseFromString(f.read())
-    graphs = [
-        [sorted(mg.meta_info_def.tags), sorted(mg.signature_def)] for mg in sm.meta_graphs
-    ]
+    graphs = [[sorted(mg.meta_info_def.tags), sorted(mg.signature_def)] for mg in sm.meta_graphs]
     x, _ = data()
     with tf.Graph().as_default(), tf.compat.v1.Session() as s:
         mg = tf.compat.v1.saved_model.loader.load(s, ["serve"], path)
@@ -292,6 +292,10 @@ def plain_spec(lib, workdir: str) -> dict:
     }
 
 
+def _aborting(params):
+    raise tf.errors.AbortedError(None, None, "aborted while building the input")
+
+
 def errors(lib, workdir: str) -> dict:
     tpu = lib.tpu
     rec = Recorder()
@@ -331,6 +335,10 @@ def errors(lib, workdir: str) -> dict:
         "no_train_batch_size": lambda: tpu.TPUEstimator(
             model_fn, config=config(lib, model_dir + "_none"), use_tpu=False
         ).train(make_input_fn(rec), steps=4),
+        # TF's error rendezvous drops an Aborted error: train() returns None.
+        "aborted_in_input_fn": lambda: repr(
+            tpu.TPUEstimator(model_fn, config=cfg, use_tpu=False).train(_aborting, steps=1)
+        ),
         "iterations_per_loop": lambda: tpu.TPUConfig(iterations_per_loop="2x"),
         "num_shards": lambda: tpu.TPUConfig(num_shards=0),
         "num_shards_type": lambda: tpu.TPUConfig(num_shards=2.0),
@@ -345,8 +353,12 @@ def errors(lib, workdir: str) -> dict:
         ),
         "master_and_cluster": lambda: tpu.RunConfig(master="a", cluster=object()),
         "spec_eval_metrics_type": lambda: tpu.TPUEstimatorSpec("eval", loss=loss(), eval_metrics=3),
-        "spec_eval_metrics_len": lambda: tpu.TPUEstimatorSpec("eval", loss=loss(), eval_metrics=(1,)),
-        "spec_eval_metrics_fn": lambda: tpu.TPUEstimatorSpec("eval", loss=loss(), eval_metrics=(1, [])),
+        "spec_eval_metrics_len": lambda: tpu.TPUEstimatorSpec(
+            "eval", loss=loss(), eval_metrics=(1,)
+        ),
+        "spec_eval_metrics_fn": lambda: tpu.TPUEstimatorSpec(
+            "eval", loss=loss(), eval_metrics=(1, [])
+        ),
         "spec_eval_metrics_tensors": lambda: tpu.TPUEstimatorSpec(
             "eval", loss=loss(), eval_metrics=(len, 3)
         ),
