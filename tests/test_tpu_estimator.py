@@ -246,3 +246,76 @@ def test_a_subclass_may_not_override_estimator_members(tmp_path):
 
     with pytest.raises(ValueError, match="cannot override members of Estimator"):
         Mine(model_fn, config=config(tmp_path), use_tpu=False)
+
+
+# -- BERT's run_classifier model_fn under TPUEstimator(use_tpu=False) -------------------
+# tests/_tpu_bert.py, one process per library. Same TF: same bits. TF 2.21 against the
+# TF 2.15 golden: rtol=1e-6 (tests/test_bert_finetune.py measures why: TF 2.21's CPU
+# kernels round a few ulps differently; the smallest real change it measured is 3e-6).
+BERT_RTOL = 1e-6
+
+
+def bert_run(lib: str, tmp_path) -> dict:
+    import subprocess
+    import sys
+
+    out = tmp_path / f"{lib}.json"
+    script = scenarios.GOLDEN.parent.parent / "_tpu_bert.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), lib, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def bert_golden() -> dict:
+    return json.loads((scenarios.GOLDEN.parent / "tpu_bert_tf215.json").read_text())
+
+
+def assert_close_bert(ours: dict, want: dict) -> None:
+    import numpy as np
+
+    assert ours["checkpoint"] == want["checkpoint"] == "model.ckpt-6"
+    assert (
+        set(ours["eval"])
+        == set(want["eval"])
+        == {
+            "eval_accuracy",
+            "eval_loss",
+            "global_step",
+            "loss",
+        }
+    )
+    for k in want["eval"]:
+        np.testing.assert_allclose(ours["eval"][k], want["eval"][k], rtol=BERT_RTOL, err_msg=k)
+    np.testing.assert_allclose(ours["probabilities"], want["probabilities"], rtol=BERT_RTOL)
+    assert sorted(ours["variables"]) == sorted(want["variables"])
+    for name, v in want["variables"].items():
+        got = ours["variables"][name]
+        for stat in ("sum", "sum_sq", "head"):
+            np.testing.assert_allclose(
+                got[stat], v[stat], rtol=BERT_RTOL, atol=1e-7, err_msg=f"{name} {stat}"
+            )
+
+
+def test_bert_golden_is_a_fine_tuning_run():
+    run = bert_golden()
+    assert run["tf_version"].startswith("2.15")
+    assert len(run["probabilities"]) == 16 and len(run["probabilities"][0]) == 3
+    assert "output_weights" in run["variables"] and "global_step" in run["variables"]
+    assert any(n.endswith("/adam_m") for n in run["variables"])  # AdamWeightDecay slots
+
+
+@pytest.mark.tf215
+def test_bert_run_classifier_same_bits_as_the_real_tpu_estimator(tmp_path):
+    real, ours = bert_run("real", tmp_path), bert_run("ours", tmp_path)
+    assert ours == real
+    assert real == bert_golden()
+
+
+@pytest.mark.tf221
+def test_bert_run_classifier_on_tf221_matches_the_golden(tmp_path):
+    assert_close_bert(bert_run("ours", tmp_path), bert_golden())
