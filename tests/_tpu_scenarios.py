@@ -37,11 +37,18 @@ TIMING_TAGS = ("global_step/sec", "examples/sec")
 def libs(name: str) -> types.SimpleNamespace:
     """``real``: tf.compat.v1.estimator (TF 2.15); ``ours``: tf1compat_init.estimator.v1."""
     if name == "real":
-        est = tf.compat.v1.estimator
+        est, v2 = tf.compat.v1.estimator, tf.estimator
     else:
+        import tf1compat_init.estimator as v2
         from tf1compat_init.estimator import v1 as est
     return types.SimpleNamespace(
-        name=name, tpu=est.tpu, EstimatorSpec=est.EstimatorSpec, export=est.export
+        name=name,
+        tpu=est.tpu,
+        EstimatorSpec=est.EstimatorSpec,
+        export=est.export,
+        train_and_evaluate=v2.train_and_evaluate,
+        TrainSpec=v2.TrainSpec,
+        EvalSpec=v2.EvalSpec,
     )
 
 
@@ -296,6 +303,29 @@ def _aborting(params):
     raise tf.errors.AbortedError(None, None, "aborted while building the input")
 
 
+def train_and_evaluate(lib, workdir: str) -> dict:
+    """``train_and_evaluate`` drives a TPUEstimator through its own train / evaluate."""
+    model_dir = os.path.join(workdir, "train_and_evaluate")
+    rec = Recorder()
+    est = lib.tpu.TPUEstimator(
+        make_model_fn(lib, rec, model_dir),
+        config=config(lib, model_dir),
+        use_tpu=False,
+        train_batch_size=TRAIN_BATCH,
+        eval_batch_size=EVAL_BATCH,
+    )
+    metrics, _ = lib.train_and_evaluate(
+        est,
+        lib.TrainSpec(make_input_fn(rec), max_steps=8),
+        lib.EvalSpec(make_input_fn(rec), steps=2, throttle_secs=0),
+    )
+    return {
+        "metrics": _floats(metrics),
+        "checkpoint": checkpoint(model_dir),
+        "eval_events": events(os.path.join(model_dir, "eval")),
+    }
+
+
 def errors(lib, workdir: str) -> dict:
     tpu = lib.tpu
     rec = Recorder()
@@ -414,6 +444,7 @@ def run(lib_name: str, workdir: str) -> dict:
         "dict_metrics": train_eval_predict(lib, os.path.join(workdir, "dict"), True)["eval"],
         "export": export(lib, workdir),
         "plain_spec": plain_spec(lib, workdir),
+        "train_and_evaluate": train_and_evaluate(lib, workdir),
         "errors": errors(lib, workdir),
     }
 
