@@ -68,6 +68,19 @@ class Recorder:
         self.calls.append([what, {k: repr(v) for k, v in sorted(params.items())}])
 
 
+class CountingHook(tf.compat.v1.train.SessionRunHook):
+    """A spec's own hook: records how many steps it saw when its session ended."""
+
+    def __init__(self, rec: Recorder, name: str) -> None:
+        self.rec, self.name, self.steps = rec, name, 0
+
+    def after_run(self, run_context, run_values) -> None:
+        self.steps += 1
+
+    def end(self, session) -> None:
+        self.rec.calls.append([f"hook:{self.name}", {"steps": str(self.steps)}])
+
+
 def make_input_fn(rec: Recorder, repeat: bool = True):
     def input_fn(params):
         rec.note("input_fn", params)
@@ -115,7 +128,11 @@ def make_model_fn(lib, rec: Recorder, model_dir: str, metrics_as_dict: bool = Fa
         )
         pred = tf.matmul(features["x"], w) + b
         if mode == "infer":
-            return tpu.TPUEstimatorSpec(mode, predictions={"y": pred, "w0": pred * 0 + w[0, 0]})
+            return tpu.TPUEstimatorSpec(
+                mode,
+                predictions={"y": pred, "w0": pred * 0 + w[0, 0]},
+                prediction_hooks=[CountingHook(rec, "predict")],
+            )
         loss = tf.reduce_mean(tf.square(pred - labels))
         # The step before this step's increment (a plain read would race with train_op).
         step = tf.identity(tf.compat.v1.train.get_global_step())
@@ -130,11 +147,20 @@ def make_model_fn(lib, rec: Recorder, model_dir: str, metrics_as_dict: bool = Fa
         if mode == "eval":
             tensors = {"labels": labels, "predictions": pred} if metrics_as_dict else [labels, pred]
             return tpu.TPUEstimatorSpec(
-                mode, loss=loss, eval_metrics=(metric_fn, tensors), scaffold_fn=scaffold_fn
+                mode,
+                loss=loss,
+                eval_metrics=(metric_fn, tensors),
+                scaffold_fn=scaffold_fn,
+                evaluation_hooks=[CountingHook(rec, "eval")],
             )
         host_call = (host_call_fn, [tf.reshape(step, [1]), tf.reshape(loss, [1])])
         return tpu.TPUEstimatorSpec(
-            mode, loss=loss, train_op=train_op, scaffold_fn=scaffold_fn, host_call=host_call
+            mode,
+            loss=loss,
+            train_op=train_op,
+            scaffold_fn=scaffold_fn,
+            host_call=host_call,
+            training_hooks=[CountingHook(rec, "train")],
         )
 
     return model_fn

@@ -71,6 +71,15 @@ def test_golden_file_is_a_tpu_estimator_run_on_cpu():
         {"batch_size": "4", "use_tpu": "False"},
     ]
     assert [s for _, s, _ in run["list_metrics"]["host_events"]] == list(range(7))
+    # The spec's own hooks are kept: 3 + 4 training steps, 3 eval steps, 3 predict batches.
+    hooks = [c for c in run["list_metrics"]["calls"] if c[0].startswith("hook:")]
+    assert [(c[0], c[1]["steps"]) for c in hooks] == [
+        ("hook:train", "3"),
+        ("hook:train", "4"),
+        ("hook:eval", "3"),
+        ("hook:predict", "3"),
+        ("hook:predict", "3"),
+    ]
     assert set(run["list_metrics"]["eval"]) == {"global_step", "loss", "mae", "mse"}
     assert run["export"]["graphs"] == [[["serve"], ["serving_default"]]]
 
