@@ -1,3 +1,21 @@
+# Copyright 2017 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+#
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_config.py` and `tpu/util.py`
+# (v2.15.0): the same fields,
+# defaults, checks and messages, rewritten on tf1compat_init's RunConfig; no TPU system
+# metadata or TPU cluster handling beyond what TF's class did itself.
 """``tf.compat.v1.estimator.tpu``'s ``RunConfig``, ``TPUConfig`` and ``InputPipelineConfig``.
 
 The fields, defaults, validations and their messages are those of tensorflow-estimator

@@ -1,3 +1,23 @@
+# Copyright 2017 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+#
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` and
+# `tpu/tpu_context.py`
+# (v2.15.0): the use_tpu=False
+# path only, on tf1compat_init's v1 Estimator: input_fn/model_fn wrapping, batch sizes, step
+# logging, the error rendezvous's logging; use_tpu=True, TPU embeddings and the TPU
+# serving graph are refused or skipped with advice.
 """``TPUEstimator`` on CPU/GPU: tensorflow-estimator 2.15's ``use_tpu=False`` path.
 
 With ``use_tpu=False`` TF 2.15's TPUEstimator is an ``Estimator`` whose ``input_fn`` and

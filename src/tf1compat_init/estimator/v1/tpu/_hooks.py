@@ -1,3 +1,20 @@
+# Copyright 2017 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+#
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py`
+# (v2.15.0): ExamplesPerSecondHook and the
+# use_tpu=False host-call hook only, logging through tf1compat_init's estimator logger.
 """The hooks TPUEstimator adds with ``use_tpu=False``: step rate and host calls.
 
 ``ExamplesPerSecondHook`` stands in for the ``StepCounterHook`` of ``Estimator``: it

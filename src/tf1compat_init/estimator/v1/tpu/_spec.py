@@ -1,3 +1,21 @@
+# Copyright 2017 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+#
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` and `model_fn.py`
+# (v2.15.0): TPUEstimatorSpec and its
+# CPU conversion only (no outfeed); each spec keeps its own host calls (TF's kept them in a
+# class attribute); validation through tf1compat_init's EstimatorSpec checks.
 """``TPUEstimatorSpec``: what a TPUEstimator ``model_fn`` returns, and its CPU/GPU form.
 
 The fields, checks and messages are tensorflow-estimator 2.15's (``tpu_estimator.py``
