@@ -218,6 +218,15 @@ def test_export_needs_the_cpu_graph(tmp_path, caplog):
     )
     assert "Mode infer will be ignored" not in caplog.text
     assert os.listdir(tmp_path / "all")
+    # TF 1.x's export_savedmodel (TPUEstimator derives from the v1 Estimator): the same graph.
+    caplog.clear()
+    path = est.export_savedmodel(str(tmp_path / "v1"), serving_input_fn)
+    assert "the TPU serving graph (tags serve, tpu) is not written" in caplog.text
+    with tf.Graph().as_default(), tf.compat.v1.Session() as s:
+        assert (
+            "serving_default"
+            in tf.compat.v1.saved_model.loader.load(s, ["serve"], path).signature_def
+        )
 
 
 def test_time_based_iterations_per_loop_log_by_seconds(tmp_path):
