@@ -93,6 +93,12 @@ def test_errors_subclass_the_builtins_callers_catch():
             "tf1compat_init.estimator",
             {"Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings"},
         ),
+        # tf.compat.v1.estimator (TF 2.15) holds tpu; issue 35 names its classes.
+        ("tf1compat_init.estimator.v1", {"Estimator", "inputs", "tpu"}),
+        (
+            "tf1compat_init.estimator.v1.tpu",
+            {"InputPipelineConfig", "RunConfig", "TPUConfig", "TPUEstimator", "TPUEstimatorSpec"},
+        ),
     ],
 )
 def test_front_ends_export_what_the_issues_name(module, names):
@@ -302,7 +308,8 @@ _TOUCH_EVERY_NAME = """
 import importlib, sys
 modules = sys.argv[1:] + [
     "tf1compat_init.estimator.experimental", "tf1compat_init.estimator.export",
-    "tf1compat_init.estimator.v1", "tf1compat_init.estimator.head",
+    "tf1compat_init.estimator.v1", "tf1compat_init.estimator.v1.tpu",
+    "tf1compat_init.estimator.head",
     "tf1compat_init.estimator.canned",
 ]
 for name in modules:

@@ -16,8 +16,10 @@ ones in ``tf1compat_init.estimator``: ``tf.compat.v1.train`` optimizers (slots s
 ``model_dir`` written by either resumes in the other. ``inputs.numpy_input_fn`` and
 ``inputs.pandas_input_fn`` are the queue-fed input functions of ``tf.compat.v1``, and
 ``Estimator`` keeps TF 1.x's ``export_savedmodel``.
+``tpu`` is ``tf.compat.v1.estimator.tpu``: ``TPUEstimator`` with ``use_tpu=False`` (its
+CPU/GPU path), ``TPUEstimatorSpec``, ``RunConfig``, ``TPUConfig``, ``InputPipelineConfig``.
 Every other name is the one of :mod:`tf1compat_init.estimator` (``RunConfig``,
-``ModeKeys``, hooks, ``export``...). ``tpu`` is left out.
+``ModeKeys``, hooks, ``export``...).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below
-    from . import inputs
+    from . import inputs, tpu
     from ._baseline import BaselineClassifier, BaselineEstimator, BaselineRegressor
     from ._dnn import DNNClassifier, DNNEstimator, DNNRegressor
     from ._dnn_linear import (
@@ -69,27 +71,18 @@ __all__ = [
     "LinearEstimator",
     "LinearRegressor",
     "inputs",
+    "tpu",
 ]
 
 _PARENT = __name__.rpartition(".")[0]
-
-
-class TPULeftOutError(AttributeError, NotImplementedError):
-    """``tf.compat.v1.estimator.tpu``: not provided (``hasattr`` answers False)."""
 
 
 def __getattr__(name: str) -> Any:
     # The canned estimators import Keras 2 (tf_keras); nothing is loaded before first use.
     if name in LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
-    elif name == "inputs":
-        value = importlib.import_module(f"{__name__}.inputs")
-    elif name == "tpu":
-        raise TPULeftOutError(
-            "tf.compat.v1.estimator.tpu is not provided by tf1compat_init.estimator.v1: "
-            "TPUEstimator needs TPU hardware and TensorFlow 1.x's TPU runtime; run the "
-            "model_fn with tf1compat_init.estimator.Estimator on CPU or GPU instead."
-        )
+    elif name in ("inputs", "tpu"):
+        value = importlib.import_module(f"{__name__}.{name}")
     elif name.startswith("_"):  # private names (and submodules being imported) stay ours
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     else:
