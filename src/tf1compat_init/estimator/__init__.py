@@ -40,6 +40,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..alias import install, uninstall
 from . import _cluster_run, experimental, export, v1
 from . import _eval as _estimator_eval
 from . import _export as _estimator_export
@@ -58,6 +59,8 @@ from ._spec import EstimatorSpec, ModeKeys
 from ._training import EvalSpec, TrainSpec
 
 __all__ = [
+    "install",
+    "uninstall",
     "BaselineClassifier",
     "BaselineEstimator",
     "BaselineRegressor",
