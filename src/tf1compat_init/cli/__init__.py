@@ -87,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.add_arguments(p)
+    # `run` is dispatched by main() before parsing; listed here for --help.
+    sub.add_parser(
+        "run",
+        help="run a script (or -m module) with tf.estimator provided by "
+        "tf1compat_init; see '%(prog)s run --help'",
+        add_help=False,
+    )
     return parser
 
 
@@ -109,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         0
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:  # the script's arguments are its own: no parsing of ours
+        from . import _run
+
+        return _run.main(argv[1:])
     parser = build_parser()
     command = None
     try:

@@ -43,6 +43,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..alias import install, uninstall
 from . import canned as _canned
 from . import experimental, export, v1
 from . import head as _head
@@ -106,8 +107,10 @@ __all__ = [
     "classifier_parse_example_spec",
     "experimental",
     "export",
+    "install",
     "regressor_parse_example_spec",
     "train_and_evaluate",
+    "uninstall",
     "v1",
 ]
 
