@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.estimator`` for code you cannot edit: an opt-in alias on TensorFlow >= 2.16.
 
     import tf1compat_init.estimator as est

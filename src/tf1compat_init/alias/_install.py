@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The import hook behind :func:`install`, and what it changes in ``tensorflow``.
 
 Three changes, each undone by :func:`uninstall`:

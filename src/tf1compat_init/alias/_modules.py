@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The module paths that :func:`tf1compat_init.alias.install` answers for, and their modules.
 
 Two kinds:

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf1compat-init run``: a script or module that uses ``tf.estimator``, unchanged.
 
     tf1compat-init run train.py --model_dir=run/          # as `python train.py ...`

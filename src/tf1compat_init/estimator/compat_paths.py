@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Where tensorflow-estimator 2.15's private module paths find the library's objects.
 
 Third-party code imports ``tensorflow_estimator.python.estimator.canned.head._Head``,

@@ -1,3 +1,4 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """``tf.compat.v1.estimator.tpu`` (tensorflow-estimator 2.15) on CPU/GPU, for TF >= 2.16.
 
 ``TPUEstimator(use_tpu=False, ...)`` runs a TPUEstimator ``model_fn`` / ``input_fn`` as

@@ -11,11 +11,11 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-#
-# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_config.py` and `tpu/util.py`
-# (v2.15.0): the same fields,
-# defaults, checks and messages, rewritten on tf1compat_init's RunConfig; no TPU system
-# metadata or TPU cluster handling beyond what TF's class did itself.
+# ==============================================================================
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_config.py` and
+# `tensorflow_estimator/python/estimator/tpu/util.py` (v2.15.0) for tf1compat_init.
+# Changes: the same fields, defaults, checks and messages, rewritten on
+# tf1compat_init's RunConfig; no TPU system metadata or TPU cluster handling beyond TF's class.
 """``tf.compat.v1.estimator.tpu``'s ``RunConfig``, ``TPUConfig`` and ``InputPipelineConfig``.
 
 The fields, defaults, validations and their messages are those of tensorflow-estimator

@@ -11,13 +11,12 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-#
+# ==============================================================================
 # Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` and
-# `tpu/tpu_context.py`
-# (v2.15.0): the use_tpu=False
-# path only, on tf1compat_init's v1 Estimator: input_fn/model_fn wrapping, batch sizes, step
-# logging, the error rendezvous's logging; use_tpu=True, TPU embeddings and the TPU
-# serving graph are refused or skipped with advice.
+# `tensorflow_estimator/python/estimator/tpu/tpu_context.py` (v2.15.0) for tf1compat_init.
+# Changes: the use_tpu=False path only, on tf1compat_init's v1 Estimator:
+# input_fn/model_fn wrapping, batch sizes, step logging, the error rendezvous's logging;
+# use_tpu=True, TPU embeddings and the TPU serving graph are refused or skipped with advice.
 """``TPUEstimator`` on CPU/GPU: tensorflow-estimator 2.15's ``use_tpu=False`` path.
 
 With ``use_tpu=False`` TF 2.15's TPUEstimator is an ``Estimator`` whose ``input_fn`` and

@@ -11,10 +11,10 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-#
-# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py`
-# (v2.15.0): ExamplesPerSecondHook and the
-# use_tpu=False host-call hook only, logging through tf1compat_init's estimator logger.
+# ==============================================================================
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` (v2.15.0) for tf1compat_init.
+# Changes: ExamplesPerSecondHook and the use_tpu=False host-call hook only,
+# logging through tf1compat_init's estimator logger.
 """The hooks TPUEstimator adds with ``use_tpu=False``: step rate and host calls.
 
 ``ExamplesPerSecondHook`` stands in for the ``StepCounterHook`` of ``Estimator``: it

@@ -11,11 +11,12 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-#
-# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` and `model_fn.py`
-# (v2.15.0): TPUEstimatorSpec and its
-# CPU conversion only (no outfeed); each spec keeps its own host calls (TF's kept them in a
-# class attribute); validation through tf1compat_init's EstimatorSpec checks.
+# ==============================================================================
+# Modified from `tensorflow_estimator/python/estimator/tpu/tpu_estimator.py` and
+# `tensorflow_estimator/python/estimator/model_fn.py` (v2.15.0) for tf1compat_init.
+# Changes: TPUEstimatorSpec and its CPU conversion only (no outfeed); each spec
+# keeps its own host calls (TF's kept them in a class attribute); validation through
+# tf1compat_init's EstimatorSpec checks.
 """``TPUEstimatorSpec``: what a TPUEstimator ``model_fn`` returns, and its CPU/GPU form.
 
 The fields, checks and messages are tensorflow-estimator 2.15's (``tpu_estimator.py``
