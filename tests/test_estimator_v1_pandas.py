@@ -98,3 +98,20 @@ def test_pandas_input_fn_equals_tf215s(monkeypatch):
         ]
         assert len(got[0]) == len(got[1]) > 0
         tf.nest.map_structure(np.testing.assert_array_equal, got[0], got[1])
+
+
+@pytest.mark.parametrize("dtype", ["string", object, None])
+def test_pandas_string_columns_feed_as_tf_string(dtype):
+    """pandas 3 stores strings as ``StringDtype`` (its default): fed as TF 2.15 fed ``object``.
+
+    Before the fix, ``StringDtype`` raised ``TypeError: Cannot convert ... to a TensorFlow
+    DType``; ``dtype=None`` is pandas' own default (``str`` on pandas 3, ``object`` before).
+    """
+    words = ["a", "bb", "ccc", "dddd", "e", "ff"]
+    x = frame().assign(w=pd.Series(words, index=frame().index, dtype=dtype))
+    if dtype == "string":
+        assert isinstance(x["w"].dtype, pd.StringDtype)
+    fn = inputs.pandas_input_fn(x, target(), batch_size=3, shuffle=False)
+    batches = read_batches(fn)
+    assert [f["w"].tolist() for f, _ in batches] == [[b"a", b"bb", b"ccc"], [b"dddd", b"e", b"ff"]]
+    assert [f["a"].tolist() for f, _ in batches] == [[0, 1, 2], [3, 4, 5]]

@@ -142,7 +142,8 @@ class _PandasFeeder(_RowFeeder):
     def __call__(self) -> dict:
         rows = self._dataframe.iloc[self._next()]
         feed = {
-            p: rows[col].values for p, col in zip(self._placeholders[1:], rows.columns, strict=True)
+            p: _column_values(rows[col])
+            for p, col in zip(self._placeholders[1:], rows.columns, strict=True)
         }
         feed[self._placeholders[0]] = rows.index.values
         return feed
@@ -227,6 +228,29 @@ class FeedingQueueRunner(tf.compat.v1.train.QueueRunner):
         raise NotImplementedError(f"{type(self).__name__} does not support serialization to proto.")
 
 
+def _column_dtype(dtype: Any) -> Any:
+    """A DataFrame column's TF dtype; pandas' string dtype (pandas 3's default) is tf.string.
+
+    TF 2.15 fed string columns as numpy ``object`` arrays (``tf.string``); pandas 3 stores
+    them as ``StringDtype``, which ``tf.as_dtype`` does not know. Other extension dtypes
+    are fed as their numpy dtype.
+    """
+    if isinstance(dtype, np.dtype):
+        return tf.as_dtype(dtype)
+    if getattr(dtype, "kind", None) in ("O", "U", "S") or getattr(dtype, "name", "") in (
+        "str",
+        "string",
+    ):
+        return tf.string
+    return tf.as_dtype(getattr(dtype, "numpy_dtype", dtype))
+
+
+def _column_values(column: Any) -> np.ndarray:
+    """A column's values as numpy (``object`` for pandas' string dtype), for feeding."""
+    values = column.values
+    return values if isinstance(values, np.ndarray) else column.to_numpy()
+
+
 def _is_dataframe(data: Any) -> bool:
     try:
         import pandas as pd
@@ -262,7 +286,7 @@ def enqueue_data(
             shapes = [()] + [col.shape[1:] for col in data.values()]
             feeder = _OrderedDictFeeder
         elif _is_dataframe(data):
-            types = [tf.as_dtype(dt) for dt in [data.index.dtype, *list(data.dtypes)]]
+            types = [_column_dtype(dt) for dt in [data.index.dtype, *list(data.dtypes)]]
             shapes = [() for _ in types]
             feeder = _PandasFeeder
         else:

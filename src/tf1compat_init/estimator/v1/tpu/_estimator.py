@@ -40,7 +40,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..._inputs import fn_args, verify_model_fn_args
+from ..._fn_calls import fn_args, verify_model_fn_args
 from ..._log import logger
 from ..._spec import EstimatorSpec, ModeKeys
 from .._estimator import Estimator

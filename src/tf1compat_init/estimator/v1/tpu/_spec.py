@@ -33,7 +33,7 @@ import collections
 import inspect
 from typing import Any
 
-from ..._inputs import fn_args
+from ..._fn_calls import fn_args
 from ..._log import logger
 from ..._spec import (
     EstimatorSpec,
