@@ -153,6 +153,15 @@ def _labels_advice(features: Any) -> str:
     )
 
 
+def _about_none(error: BaseException) -> bool:
+    """Whether ``error`` can come from ``labels`` being None: its text speaks of None.
+
+    A model_fn that keeps its labels in ``features`` by design (TPUEstimator-style code)
+    and fails for another reason (a shape, a dtype) gets TF's error alone.
+    """
+    return "None" in str(error)
+
+
 def _with_advice(error: BaseException, advice: str) -> BaseException:
     """The same error with the advice after TF's text (its type kept, message word for word)."""
     if type(error) in (ValueError, TypeError, AttributeError):
@@ -183,7 +192,7 @@ def call_model_fn(
     except (ValueError, TypeError, AttributeError) as e:
         if isinstance(e, AttributeError) and "not available with Keras 3" in str(e):
             advice = _KERAS3_LAYERS_ADVICE
-        elif labels is None and mode != ModeKeys.PREDICT and "labels" in names:
+        elif labels is None and mode != ModeKeys.PREDICT and "labels" in names and _about_none(e):
             advice = _labels_advice(features)
         else:
             raise
