@@ -325,3 +325,18 @@ def test_remap_vocab_quick(tmp_path):
     assert set(result["results"]) == {"ours_transform", "tf_warm_start"}
     for r in result["results"].values():
         assert r["best_seconds"] > 0 and r["peak_above_base"] >= 0
+
+
+@pytest.mark.tf221
+def test_run_overhead_quick(tmp_path):
+    out = tmp_path / "run.json"
+    proc = _run([BENCH / "run_overhead.py", "--quick", "--out", out], tmp_path, timeout=HANG_S)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["quick"] is True and result["goal_s"] == 0.2
+    assert set(result["medians_s"]) == {
+        "python SCRIPT",
+        "tf1compat-init run SCRIPT",
+        "tf1compat-init run SCRIPT (uses tf.estimator)",
+    }
+    assert all(len(runs) == 1 for runs in result["runs_s"].values())
