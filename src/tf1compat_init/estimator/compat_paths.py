@@ -14,9 +14,8 @@ One rule: in a module that held both ``X`` and ``XV2`` (``DNNClassifier`` and
 ``DNNClassifierV2``), ``X`` is the v1 class (:mod:`tf1compat_init.estimator.v1`) and
 ``XV2`` is ``tf.estimator``'s (:mod:`tf1compat_init.estimator`), as in 2.15.
 
-Whole modules alias whole modules (:data:`PACKAGES`): ``tf.estimator`` is
-:mod:`tf1compat_init.estimator`, ``tf.compat.v1.estimator`` is
-:mod:`tf1compat_init.estimator.v1`.
+Whole modules (``tf.estimator``, ``...api._v1.estimator``) are whole library modules:
+``tf1compat_init.alias._modules.WHOLE``.
 """
 
 from __future__ import annotations
@@ -24,16 +23,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["MODULES", "PACKAGES", "resolve"]
+__all__ = ["MODULES", "RENAMED", "resolve"]
 
 _E = "tf1compat_init.estimator"
 _V1 = f"{_E}.v1"
-
-#: The library module that each public estimator module path is.
-PACKAGES = {
-    "api._v1.estimator": _V1,
-    "api._v2.estimator": _E,
-}
 
 _CANNED = {
     "canned.baseline": "_baseline",
@@ -90,6 +83,19 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tpu.tpu_estimator": (f"{_V1}.tpu._estimator", f"{_V1}.tpu._spec", f"{_V1}.tpu"),
 }
 
+#: Objects 2.15 held under another name than the library's, or in another module.
+RENAMED: dict[tuple[str, str], tuple[str, str]] = {
+    ("run_config", "get_default_session_config"): (f"{_E}._config", "default_session_config"),
+    ("canned.linear", "LinearSDCA"): (f"{_E}.experimental", "LinearSDCA"),
+    **{
+        (rel, "build_raw_supervised_input_receiver_fn"): (
+            f"{_E}.experimental",
+            "build_raw_supervised_input_receiver_fn",
+        )
+        for rel in ("export.export", "export.export_lib")
+    },
+}
+
 _MISSING = object()
 
 
@@ -105,6 +111,10 @@ def _lookup(module_name: str, name: str) -> Any:
 
 
 def _candidates(private_module: str, name: str, upstream_names: frozenset[str]) -> list:
+    if (private_module, name) in RENAMED:
+        return [RENAMED[private_module, name]]
+    if name == "ModeKeys":  # imported by most of 2.15's modules: one object
+        return [(f"{_E}._spec", name)]
     sources = MODULES[private_module]
     v1 = [s for s in sources if s.startswith(_V1)]
     v2 = [s for s in sources if not s.startswith(_V1)]
