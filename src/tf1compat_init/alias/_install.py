@@ -45,6 +45,7 @@ class _State:
         self.finder: _Finder | None = None
         self.set_aside: dict[str, types.ModuleType] = {}  # sys.modules entries replaced
         self.patched: dict[int, tuple[types.ModuleType, dict]] = {}  # id -> (module, saved)
+        self.wrappers: dict[int, tuple[types.ModuleType, Any]] = {}  # id -> (wrapper, saved)
 
 
 _STATE = _State()
@@ -161,6 +162,10 @@ def _patch_tensorflow() -> None:
     for module, library_module in _api_modules():
         if _unwrap(module) is module:  # a wrapper passes what it lacks to its module
             _patch_module(module, library_module)
+        elif "estimator" in vars(module) and id(module) not in _STATE.wrappers:
+            # TF 2.15's tf.compat.v1 (install(force=True)): the wrapper holds the real one
+            _STATE.wrappers[id(module)] = (module, vars(module)["estimator"])
+            setattr(module, "estimator", importlib.import_module(library_module))
 
 
 def _patch_module(module: Any, library_module: str) -> None:
@@ -183,6 +188,9 @@ def _is_ours(value: Any) -> bool:
 
 def _unpatch_wrappers() -> None:
     """``TFModuleWrapper`` (``tf.compat.v1``) caches what it served, in three places."""
+    for wrapper, saved in _STATE.wrappers.values():
+        setattr(wrapper, "estimator", saved)
+    _STATE.wrappers.clear()
     for module, _ in _api_modules():
         if _unwrap(module) is module or not _is_ours(vars(module).get("estimator")):
             continue
