@@ -165,7 +165,7 @@ def _patch_tensorflow() -> None:
         elif "estimator" in vars(module) and id(module) not in _STATE.wrappers:
             # TF 2.15's tf.compat.v1 (install(force=True)): the wrapper holds the real one
             _STATE.wrappers[id(module)] = (module, vars(module)["estimator"])
-            setattr(module, "estimator", importlib.import_module(library_module))
+            module.estimator = importlib.import_module(library_module)
 
 
 def _patch_module(module: Any, library_module: str) -> None:
@@ -189,7 +189,7 @@ def _is_ours(value: Any) -> bool:
 def _unpatch_wrappers() -> None:
     """``TFModuleWrapper`` (``tf.compat.v1``) caches what it served, in three places."""
     for wrapper, saved in _STATE.wrappers.values():
-        setattr(wrapper, "estimator", saved)
+        wrapper.estimator = saved
     _STATE.wrappers.clear()
     for module, _ in _api_modules():
         if _unwrap(module) is module or not _is_ours(vars(module).get("estimator")):
