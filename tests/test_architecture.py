@@ -73,7 +73,8 @@ ENGINE = {
     f"{NAME}.recipes.slim_resnet",
 }
 #: Front ends, each a module or a subpackage; everything else is the engine or ``bundle``.
-FRONT_ENDS = ("v1", "keras", "estimator", "checkpoint", "migrate", "cli", "__main__")
+#: ``alias`` is the opt-in ``tf.estimator`` alias (estimator.install) for code nobody may edit.
+FRONT_ENDS = ("v1", "keras", "estimator", "alias", "checkpoint", "migrate", "cli", "__main__")
 
 #: Importing any of these must not import TensorFlow or a Keras (the one place that says so).
 PURE = [
