@@ -10,9 +10,7 @@ Estimator's eval events and prunes the trial. Each case runs in a fresh process.
 from __future__ import annotations
 
 import pytest
-
-pytest.importorskip("optuna_integration")
-from test_alias import run_py  # noqa: E402
+from test_alias import run_py
 
 pytestmark = pytest.mark.tf221
 

@@ -330,8 +330,11 @@ def test_bert_golden_is_a_fine_tuning_run():
 @pytest.mark.tf215
 def test_bert_run_classifier_same_bits_as_the_real_tpu_estimator(tmp_path):
     real, ours = bert_run("real", tmp_path), bert_run("ours", tmp_path)
-    assert ours == real
-    assert real == bert_golden()
+    assert ours == real  # bit for bit: the same process, the same kernels
+    # The golden file was made on another host, whose CPU kernels may round the last bit of
+    # a sum differently (seen: eval_loss 1.0230718 here, 1.0230717 in the golden); it is
+    # checked as the TF 2.21 leg checks it, so that both legs prove the same scenario.
+    assert_close_bert(real, bert_golden())
 
 
 @pytest.mark.tf221
