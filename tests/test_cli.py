@@ -263,13 +263,15 @@ def test_progress_bar_on_a_terminal_and_off_it():
     bar.close()
     assert "\rmigrate [" in tty.getvalue() and "50%" in tty.getvalue()
     plain = io.StringIO()
-    bar = ProgressBar("migrate", plain, interval=0.0)
-    bar(50, 100, "x")
-    bar(100, 100, "y")
+    ticks = iter([0.0, 1.0, 2.0])  # made at 0 s, the two calls at 1 s and 2 s
+    bar = ProgressBar("migrate", plain, interval=0.0, clock=lambda: next(ticks))
+    bar(5 * 10**8, 10**9, "x")
+    bar(10**9, 10**9, "y")
     assert plain.getvalue().splitlines() == [
-        "migrate: 50% (50 B of 100 B)",
-        "migrate: 100% (100 B of 100 B)",
+        "migrate: 50% (476.8 MiB of 953.7 MiB, 0.50 GB/s)",
+        "migrate: 100% (953.7 MiB of 953.7 MiB, 0.50 GB/s)",
     ]
+    assert "GB/s" in tty.getvalue()
     quiet = io.StringIO()
     ProgressBar("migrate", quiet, enabled=False)(1, 2, "x")
     fast = io.StringIO()

@@ -91,3 +91,21 @@ class MigrationLockedError(Tf1CompatError, FileExistsError):
 
     def __str__(self) -> str:  # FileExistsError would format (errno, str)
         return str(self.args[0]) if self.args else ""
+
+
+class DiskFullError(Tf1CompatError, OSError):
+    """The destination's file system has no room for a migrate's output.
+
+    Raised before anything is written when the free space is known to be short, or when a
+    write fails with ``ENOSPC``; either way nothing is installed and the temporary output
+    is removed. ``errno`` is ``ENOSPC``.
+    """
+
+    def __init__(self, message: str) -> None:
+        import errno
+
+        super().__init__(errno.ENOSPC, message)
+        self.message = message
+
+    def __str__(self) -> str:  # OSError would format "[Errno 28] ..."
+        return self.message

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 __all__ = ["ProgressBar"]
@@ -30,6 +31,7 @@ class ProgressBar:
         stream: where to draw; ``sys.stderr`` by default, so stdout stays parseable.
         enabled: ``False`` for ``--quiet`` and ``--json``.
         interval: seconds between plain lines when ``stream`` is not a terminal.
+        clock: the monotonic clock the rate (GB/s since the bar was made) is taken from.
     """
 
     def __init__(
@@ -39,33 +41,40 @@ class ProgressBar:
         *,
         enabled: bool = True,
         interval: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
+        self.clock = clock
+        self.start = clock()
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval = interval if not self.tty else 0.1
         # A terminal shows the bar at once; a log gets its first line after `interval`.
-        self._last = float("-inf") if self.tty else time.monotonic()
+        self._last = float("-inf") if self.tty else self.start
         self._drawn = False
 
     def __call__(self, done: int, total: int, name: str = "") -> None:
         if not self.enabled:
             return
-        now = time.monotonic()
+        now = self.clock()
         if now - self._last < self.interval and done < total:
             return
         if not self.tty and done >= total and not self._drawn:
             return  # finished before the first heartbeat: the summary says it all
         self._last = now
         frac = done / total if total else 1.0
+        elapsed = now - self.start
+        rate = f"{done / elapsed / 1e9:.2f} GB/s" if elapsed > 0 else "- GB/s"
         if self.tty:
             width = 30
             bar = "#" * int(frac * width) + "." * (width - int(frac * width))
-            text = f"{self.label} [{bar}] {frac:4.0%} {_size(done)}/{_size(total)} {name}"
+            text = f"{self.label} [{bar}] {frac:4.0%} {_size(done)}/{_size(total)} {rate} {name}"
             self.stream.write("\r" + text[:120].ljust(120))
         else:
-            self.stream.write(f"{self.label}: {frac:.0%} ({_size(done)} of {_size(total)})\n")
+            self.stream.write(
+                f"{self.label}: {frac:.0%} ({_size(done)} of {_size(total)}, {rate})\n"
+            )
         self._drawn = True
         self.stream.flush()
 

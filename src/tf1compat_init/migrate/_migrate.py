@@ -13,7 +13,7 @@ from typing import Any
 from ..bundle import storage as _storage
 from ..policy import UNSET, RestorePolicy
 from ..preamble import prepare
-from . import _destination, _lock, _model, _safetensors, _tf1
+from . import _destination, _lock, _model, _safetensors, _stream, _tf1
 from ._bytes import Progress, human
 from ._loaders import load_factory
 from ._rename import rename_checkpoint
@@ -167,6 +167,9 @@ def migrate(
         AssignmentMapError: a bad rule, a rule that matches nothing, a name clash.
         FileExistsError: the output exists (without ``force``), or another migrate
             holds the destination's lock.
+        DiskFullError: (an ``OSError``, ``ENOSPC``) the destination's file system has no
+            room for the output: refused before writing where the free space is known
+            short, else when a write fails; nothing installed, the temporary output removed.
         ValueError: a bad destination, a dtype the format cannot hold.
         CheckpointMismatchError: (tf2, keras) the model and the checkpoint do not fit.
         CheckpointCorruptError: the output did not read back identical (nothing installed).
@@ -215,25 +218,29 @@ def migrate(
     with _lock.locked(dst) as dead_owner:
         _destination.remove_leftovers(dst, format, dead_owner)
         existing = _destination.check(dst, format, view.base, force)  # re-check, locked
+        needed = sum(view.nbytes(n) for n in view.variables)
+        _stream.check_space(dst, needed)
         tmp_dir = _storage.mkdtemp(f".{base}.tf1compat-tmp-", parent)
         try:
             tmp_out = _storage.join(tmp_dir, base)
             report = None
-            if format == "tf1":
-                nbytes = _tf1.write(view, tmp_out, progress)
-                _tf1.verify(view, tmp_out)
-                tensors = dict(view.source_names)
-            elif format == "safetensors":
-                nbytes = _safetensors.write(view, tmp_out, progress)
-                _safetensors.verify(view, tmp_out)
-                tensors = dict(view.source_names)
-            else:
-                assert model is not None
-                report = _model.write(view, model, format, tmp_out, policy, progress, built)
-                _model.verify(view, model, format, tmp_out, report)
-                tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
-                nbytes = sum(view.nbytes(n) for n in report.loaded.values())
-            files = _destination.install(tmp_out, dst, format, existing)
+            with _stream.disk_full_as_error(dst, needed):
+                if format == "tf1":
+                    nbytes = _tf1.write(view, tmp_out, progress)
+                    _tf1.verify(view, tmp_out)
+                    tensors = dict(view.source_names)
+                elif format == "safetensors":
+                    crcs = _safetensors.write(view, tmp_out, progress)
+                    _safetensors.verify(view, tmp_out, crcs)
+                    nbytes = needed
+                    tensors = dict(view.source_names)
+                else:
+                    assert model is not None
+                    report = _model.write(view, model, format, tmp_out, policy, progress, built)
+                    _model.verify(view, model, format, tmp_out, report)
+                    tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
+                    nbytes = sum(view.nbytes(n) for n in report.loaded.values())
+                files = _destination.install(tmp_out, dst, format, existing)
         finally:
             _storage.rmtree(tmp_dir)
     result = MigrateResult(

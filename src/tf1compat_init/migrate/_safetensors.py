@@ -8,12 +8,12 @@ import os
 import re
 from typing import Any
 
-import numpy as np
-
 from ..bundle import storage as _storage
+from ..bundle.crc import crc32c
 from ..errors import CheckpointCorruptError
 from ..view import NamedView
 from ._bytes import Progress, raw_bytes
+from ._stream import prefetched
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 
@@ -69,39 +69,55 @@ def _header(view: NamedView) -> tuple[bytes, dict[str, tuple[int, int]]]:
     return raw, offsets
 
 
-def write(view: NamedView, path: str, progress: Progress | None) -> int:
-    """Writes ``path`` one tensor at a time; returns the bytes of tensor data."""
+def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, int]:
+    """Writes ``path`` one tensor at a time; returns each tensor's CRC32C as written.
+
+    The next tensor is read while this one is written (:func:`~._stream.prefetched`).
+    """
     header, offsets = _header(view)
     total = sum(e - b for b, e in offsets.values())
     done = 0
+    crcs = {}
     with _storage.open_exclusive(path) as f:
         f.write(len(header).to_bytes(8, "little"))
         f.write(header)
-        for name in view.variables:
-            data = raw_bytes(view.read_one(name))
+        for name, value in prefetched(view, view.variables):
+            data = raw_bytes(value)
             if data.size != offsets[name][1] - offsets[name][0]:
                 raise CheckpointCorruptError(f"{name!r}: read {data.size} bytes, expected more")
+            crcs[name] = crc32c(data)
             f.write(memoryview(data))
             done += int(data.size)
             if progress:
                 progress(done, total, name)
         f.flush()
         _storage.sync(f)
-    return total
+    return crcs
 
 
-def verify(view: NamedView, path: str) -> None:
-    """Reads ``path`` back; raises ``CheckpointCorruptError`` unless it equals the view."""
+def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
+    """Reads ``path`` back once; raises ``CheckpointCorruptError`` unless it holds the view.
+
+    Names, dtypes, shapes and offsets must be the view's, and each tensor's bytes must have
+    the CRC32C recorded as it was written (``crcs``); the source is not read again.
+    """
+    want, _ = _header(view)
     with _storage.RemoteFile(path) if _storage.is_url(path) else open(path, "rb") as f:
         n = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(n))
+        raw = f.read(n)
+        if raw != want:
+            header = json.loads(raw)
+            header.pop("__metadata__", None)
+            if set(header) != set(view.variables):
+                raise CheckpointCorruptError(f"the written file {path} lists other tensors")
+            raise CheckpointCorruptError(
+                f"the header of the written file {path} is not the one written"
+            )
+        header = json.loads(raw)
         base = 8 + n
-        header.pop("__metadata__", None)
-        if set(header) != set(view.variables):
-            raise CheckpointCorruptError(f"the written file {path} lists other tensors")
         for name in view.variables:
             begin, end = header[name]["data_offsets"]
             f.seek(base + begin)
-            stored = np.frombuffer(f.read(end - begin), dtype=np.uint8)
-            if memoryview(stored) != memoryview(raw_bytes(view.read_one(name))):
+            stored = f.read(end - begin)
+            if len(stored) != end - begin or crc32c(stored) != crcs[name]:
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")

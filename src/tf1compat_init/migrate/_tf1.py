@@ -6,7 +6,8 @@ from __future__ import annotations
 from ..errors import CheckpointCorruptError, Tf1CompatError
 from ..reader import checkpoint_from_reader
 from ..view import NamedView
-from ._bytes import Progress, equal
+from ._bytes import Progress
+from ._stream import prefetched
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]
 
@@ -16,14 +17,18 @@ PENDING_INDEX = ".index-pending"
 
 
 def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
-    """Writes the bundle, its index as ``PENDING_INDEX``; returns the bytes written."""
+    """Writes the bundle, its index as ``PENDING_INDEX``; returns the bytes written.
+
+    Each tensor's CRC32C is computed from the bytes as they are written and recorded in
+    the index; the next one is read meanwhile (:func:`~._stream.prefetched`).
+    """
     from ..bundle.writer import BundleWriter
 
     total = sum(view.nbytes(n) for n in view.variables)
     done = 0
     with BundleWriter(prefix, index_path=prefix + PENDING_INDEX) as writer:
-        for name, info in view.variables.items():
-            writer.add(name, view.read_one(name), info.dtype)
+        for name, value in prefetched(view, view.variables):
+            writer.add(name, value, view.variables[name].dtype)
             done += view.nbytes(name)
             if progress:
                 progress(done, total, name)
@@ -31,7 +36,11 @@ def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
 
 
 def verify(view: NamedView, prefix: str) -> None:
-    """Reads the bundle back; raises ``CheckpointCorruptError`` unless it equals the view."""
+    """Reads the bundle back once; raises ``CheckpointCorruptError`` unless it holds the view.
+
+    The keys, dtypes and shapes must be the view's, and every tensor must read back with
+    the CRC32C recorded when it was written; the source is not read again.
+    """
     from ..bundle.reader import BundleReader
 
     out = checkpoint_from_reader(BundleReader(prefix, index_path=prefix + PENDING_INDEX))
@@ -42,8 +51,10 @@ def verify(view: NamedView, prefix: str) -> None:
             raise CheckpointCorruptError(
                 f"{name!r} was written as {out.variables[name]} instead of {info}"
             )
-        if not equal(out.read([name])[name], view.read_one(name)):
-            raise CheckpointCorruptError(f"{name!r} reads back different from the source")
+        try:
+            out.read([name], verify=True)
+        except CheckpointCorruptError as e:
+            raise CheckpointCorruptError(f"{name!r} reads back different: {e}") from e
 
 
 def check_writable(view: NamedView) -> None:
