@@ -427,6 +427,37 @@ def test_keras_round_trip(sub_models, factories, tmp_path):
     assert h.same_bits(fresh.get_layer("fc2").kernel.numpy(), source["fc2/kernel"])
 
 
+@pytest.mark.parametrize("fmt", ["keras", "tf2"])
+def test_an_output_value_changed_after_saving_installs_nothing(
+    sub_models, factories, tmp_path, monkeypatch, fmt
+):
+    """The model is verified by reloading the output into it: a changed value is caught."""
+    from tf1compat_init.migrate import _model
+
+    models = _load(factories)
+    real_write = _model.write
+
+    def write_then_change(view, factory, f, out_path, *args):
+        written = real_write(view, factory, f, out_path, *args)
+        kernel = written.targets["fc1/kernel"].parts[0].variable
+        kernel.assign(kernel + 1.0)  # the model now holds another value than it saved ...
+        if f == "keras":
+            written.model.save_weights(out_path + ".2.weights.h5")
+            os.replace(out_path + ".2.weights.h5", out_path)  # ... and saves it again
+        else:
+            root = tf.train.Checkpoint(model=written.model)
+            _ = root.save_counter  # as migrate writes it
+            root.write(out_path)
+        return written
+
+    monkeypatch.setattr(_model, "write", write_then_change)
+    name = "m.weights.h5" if fmt == "keras" else "ckpt"
+    out = tmp_path / fmt / name
+    with pytest.raises(CheckpointCorruptError, match="fc1/kernel.*differs from source"):
+        migrate(sub_models[0], out, format=fmt, model=models.build_keras)
+    assert list(out.parent.iterdir()) == []
+
+
 def test_model_that_does_not_fit_writes_nothing(sub_models, factories, tmp_path):
     from tf1compat_init import CheckpointMismatchError
 

@@ -142,8 +142,9 @@ def migrate(
         format: ``"tf1"``, ``"tf2"``, ``"keras"`` or ``"safetensors"``.
         model: for ``"tf2"`` and ``"keras"``, a function returning a built model (or
             ``"module:function"``); the renamed keys are loaded into it by name (see
-            :mod:`tf1compat_init.checkpoint`) before it is saved. Called twice: once to
-            write, once to verify the output.
+            :mod:`tf1compat_init.checkpoint`) before it is saved. Called once: the same
+            model's loaded variables are zeroed and the output loaded back into it to
+            verify, so its weights are held once.
         drop_optimizer: leave out optimizer slots and state.
         force: replace an existing output.
         on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``
@@ -236,8 +237,9 @@ def migrate(
                     tensors = dict(view.source_names)
                 else:
                     assert model is not None
-                    report = _model.write(view, model, format, tmp_out, policy, progress, built)
-                    _model.verify(view, model, format, tmp_out, report)
+                    written = _model.write(view, model, format, tmp_out, policy, progress, built)
+                    _model.verify(written, format, tmp_out)
+                    report = written.report
                     tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
                     nbytes = sum(view.nbytes(n) for n in report.loaded.values())
                 files = _destination.install(tmp_out, dst, format, existing)

@@ -1,26 +1,43 @@
 # tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """The ``"tf2"`` and ``"keras"`` outputs: the renamed keys loaded into a model, then saved.
 
-The model comes from the user's factory, called once to write and once more to verify:
-the fresh model loads the output, and each loaded value must equal its source bit for bit.
+The model comes from the user's factory, called once. The source streams into it (read
+once, ``apply_plan``), each loaded variable's CRC32C is recorded, and the model saves
+itself. To verify, the same model's loaded variables are zeroed and the output is loaded
+back into it the way users will load it (``tf.train.Checkpoint.restore`` with
+``assert_consumed``, or ``load_weights``); each must come back with its recorded CRC32C.
+So the model's weights are held once, never a second model or a copy of them all, and the
+source is not read again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..bundle import storage as _storage
+from ..bundle.crc import crc32c
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
 from ..mapping import AssignmentMap
 from ..policy import RestorePolicy
 from ..reader import CheckpointInfo, open_checkpoint
 from ..view import NamedView
-from ._bytes import Progress, equal
+from ._bytes import Progress, raw_bytes
 
-__all__ = ["build", "prebuild", "verify", "write"]
+__all__ = ["Written", "build", "prebuild", "verify", "write"]
+
+
+@dataclass
+class Written:
+    """What :func:`write` saved: the model, its targets, the load report, CRC32C by target."""
+
+    model: Any
+    targets: dict[str, Any]
+    report: Any
+    crcs: dict[str, int]
 
 
 def build(factory: Callable[[], Any]) -> Any:
@@ -56,19 +73,29 @@ def prebuild(
     return model, {n: t.shape for n, t in targets.items()}, info
 
 
-def _values(targets: dict[str, Any], names: Sequence[str]) -> dict[str, np.ndarray]:
+def _value(target: Any) -> np.ndarray:
+    """One target's whole value (its parts put together for a partitioned one)."""
+    parts = target.parts
+    if len(parts) == 1 and not target.partitioned:
+        return parts[0].variable.numpy()
+    full = np.empty(target.shape, dtype=parts[0].variable.numpy().dtype)
+    for p in parts:
+        full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (
+            p.variable.numpy()
+        )
+    return full
+
+
+def _crcs(targets: dict[str, Any], names: Sequence[str]) -> dict[str, int]:
+    """The CRC32C of each named target's bytes, one value in memory at a time."""
     out = {}
     for name in names:
-        t = targets[name]
-        if len(t.parts) == 1 and not t.partitioned:
-            out[name] = t.parts[0].variable.numpy()
-            continue
-        full = np.empty(t.shape, dtype=t.parts[0].variable.numpy().dtype)
-        for p in t.parts:
-            full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (
-                p.variable.numpy()
-            )
-        out[name] = full
+        value = _value(targets[name])
+        if value.dtype.hasobject:
+            out[name] = crc32c(b"".join(bytes(x) + b"\0" for x in value.reshape(-1)))
+        else:
+            out[name] = crc32c(raw_bytes(value))
+        del value
     return out
 
 
@@ -80,7 +107,7 @@ def write(
     policy: RestorePolicy,
     progress: Progress | None,
     built: Any = None,
-) -> Any:
+) -> Written:
     """Loads the view into the model (``built`` or a new one) and saves it as ``fmt``."""
     from ..apply import apply_plan
     from ..checkpoint import plan_for_root
@@ -118,6 +145,7 @@ def write(
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")
     report = apply_plan(plan, targets)
+    crcs = _crcs(targets, list(report.loaded))
     if progress:
         progress(total, total, "")
     import tensorflow as tf
@@ -130,32 +158,31 @@ def write(
         root.write(out_path)
     else:
         model.save_weights(out_path)
-    return report
+    return Written(model, targets, report, crcs)
 
 
-def verify(
-    view: NamedView,
-    factory: Callable[[], Any],
-    fmt: str,
-    out_path: str,
-    report: Any,
-) -> None:
-    """Loads ``out_path`` into a fresh model; each loaded value must equal its source."""
+def verify(written: Written, fmt: str, out_path: str) -> None:
+    """Loads ``out_path`` back into the model; each loaded value must keep its CRC32C.
+
+    The loaded variables are zeroed first, so a value the output lacks cannot pass for one
+    it holds.
+    """
     import tensorflow as tf
 
-    from ..checkpoint import target_variables
-
-    fresh = build(factory)
+    model, targets = written.model, written.targets
+    for name in written.report.loaded:
+        for part in targets[name].parts:
+            v = part.variable
+            v.assign(tf.zeros(v.shape, v.dtype))
     if fmt == "tf2":
         open_checkpoint(out_path)  # every index block and tensor checksum
-        root = fresh if isinstance(fresh, tf.train.Checkpoint) else tf.train.Checkpoint(model=fresh)
+        root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
         root.restore(out_path).assert_consumed()
     else:
-        fresh.load_weights(out_path)
-    targets = target_variables(fresh, readable=view.format != "object-based")
-    got = _values(targets, list(report.loaded))
-    for target, name in report.loaded.items():
-        if not equal(got[target], view.read_one(name)):
+        model.load_weights(out_path)
+    got = _crcs(targets, list(written.report.loaded))
+    for target, name in written.report.loaded.items():
+        if got[target] != written.crcs[target]:
             raise CheckpointCorruptError(
-                f"{target!r} of the reloaded model differs from source {name!r}"
+                f"{target!r} of the model reloaded from the output differs from source {name!r}"
             )
