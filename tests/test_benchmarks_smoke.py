@@ -340,3 +340,30 @@ def test_run_overhead_quick(tmp_path):
         "tf1compat-init run SCRIPT (uses tf.estimator)",
     }
     assert all(len(runs) == 1 for runs in result["runs_s"].values())
+
+
+@pytest.mark.tf221
+def test_migrate_scale_quick(tmp_path):
+    """64 MiB into every format; the JSON says what it measured (no goal is judged here).
+
+    TF 2.21 with Keras 3 (the benchmark's subject): Keras 2 refuses bfloat16 in ``keras``.
+    """
+    out, chart = tmp_path / "scale.json", tmp_path / "scale.png"
+    proc = _run(
+        [BENCH / "migrate_scale.py", "--quick", "--out", out, "--chart", chart, "--dir", tmp_path],
+        tmp_path,
+        timeout=HANG_S,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "migrate_scale" and result["quick"] is True
+    assert result["checkpoint_bytes"] >= 60 << 20 and result["tensors"] > 100
+    assert set(result["formats"]) == {"tf1", "safetensors", "tf2", "keras"}
+    for fmt, r in result["formats"].items():
+        assert r["bytes"] == result["checkpoint_bytes"], fmt  # every tensor migrated
+        assert r["seconds"] > 0 and r["disk_seconds"] > 0 and r["written_bytes"] >= r["bytes"]
+        assert r["peak_rss"] >= r["start_rss"] > 0
+        assert r["of_disk_limit"] == pytest.approx(r["gb_per_s"] / r["disk_gb_per_s"])
+    assert set(result["goals"]["speed >= 0.7x disk limit"]) == set(result["formats"])
+    assert chart.stat().st_size > 10_000
+    assert not list(tmp_path.glob("migrate_scale_*"))  # the work directory is removed

@@ -458,6 +458,32 @@ def test_an_output_value_changed_after_saving_installs_nothing(
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.tf215
+def test_keras2_refuses_bfloat16_before_writing(tmp_path):
+    """Keras 2's .weights.h5 writes bfloat16 but cannot load it back: refused up front."""
+    import ml_dtypes
+    from tensorflow import keras  # Keras 2 on TF 2.15
+
+    from tf1compat_init.checkpoint import target_variables
+
+    class Half(keras.layers.Layer):
+        def build(self, _):
+            self.w = self.add_weight(name="w", shape=(3,), dtype="bfloat16")
+
+    def factory():
+        return keras.Sequential([keras.Input((2,)), Half(name="half")])
+
+    (name,) = target_variables(factory())
+    src = write_checkpoint(tmp_path / "src" / "ckpt", {name: np.ones(3, ml_dtypes.bfloat16)})
+    out = tmp_path / "k" / "m.weights.h5"
+    with pytest.raises(ValueError, match=r"keras2 cannot hold bfloat16.*'half/w'.*--format tf2"):
+        migrate(src, out, format="keras", model=factory)
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    ckpt = tmp_path / "t" / "ckpt"
+    migrate(src, ckpt, format="tf2", model=factory)  # the format that holds it
+    assert open_checkpoint(str(ckpt)).read()
+
+
 def test_model_that_does_not_fit_writes_nothing(sub_models, factories, tmp_path):
     from tf1compat_init import CheckpointMismatchError
 

@@ -141,6 +141,8 @@ def write(
         raise CheckpointMismatchError(
             f"{e}\nThe transforms made those values:\n  " + "\n  ".join(notes), e.report
         ) from None
+    if fmt == "keras":
+        _check_keras_dtypes(model, targets, plan.report.loaded)
     if progress:
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")
@@ -159,6 +161,27 @@ def write(
     else:
         model.save_weights(out_path)
     return Written(model, targets, report, crcs)
+
+
+def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, str]) -> None:
+    """Refuses, before anything is written, what a Keras 2 ``.weights.h5`` cannot load back.
+
+    Keras 2 (``tf.keras`` on TF <= 2.15, and ``tf_keras``) writes bfloat16 weights to
+    ``.weights.h5`` but cannot load them (``ValueError: No cast function available``);
+    Keras 3 stores them with a dtype attribute and loads them.
+    """
+    from ..keras._names import keras_flavour
+
+    flavour = keras_flavour(model)
+    if flavour == "keras3":
+        return
+    bad = [name for name in loaded if targets[name].dtype == "bfloat16"]
+    if bad:
+        raise ValueError(
+            f"--format keras with {flavour} cannot hold bfloat16: its .weights.h5 writes such "
+            f"weights but cannot load them back ({len(bad)} weight(s), first {bad[0]!r}); "
+            f"use --format tf2, or a Keras 3 model"
+        )
 
 
 def verify(written: Written, fmt: str, out_path: str) -> None:
