@@ -6,6 +6,7 @@ No TensorFlow: the ``tf1`` and ``safetensors`` outputs are written natively.
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import threading
 import time
@@ -16,9 +17,9 @@ import pytest
 from _bundles import write_checkpoint
 
 from tf1compat_init import CheckpointCorruptError, open_checkpoint
+from tf1compat_init.bundle.reader import BundleReader
 from tf1compat_init.errors import DiskFullError
 from tf1compat_init.migrate import _safetensors, _stream, migrate
-from tf1compat_init.view import NamedView
 
 pytestmark = pytest.mark.pure
 
@@ -33,17 +34,25 @@ def src(tmp_path):
     return write_checkpoint(tmp_path / "src" / "model.ckpt", tensors), tensors
 
 
-def _count_reads(monkeypatch):
+def _count_reads(monkeypatch, prefix):
+    """Counts, by key, the reads of ``prefix``'s tensors: whole or streamed in chunks."""
     reads: dict[str, int] = {}
-    real = NamedView.read
+    whole, chunks = BundleReader._read_entry, BundleReader.raw_chunks
 
-    def counting(self, names=None, *, verify=True):
-        out = real(self, names, verify=verify)
-        for n in out:
-            reads[n] = reads.get(n, 0) + 1
-        return out
+    def count(reader, key):
+        if os.path.abspath(reader.prefix) == os.path.abspath(prefix):
+            reads[key] = reads.get(key, 0) + 1
 
-    monkeypatch.setattr(NamedView, "read", counting)
+    def counting_whole(self, entry, key, verify, label=None):
+        count(self, key)
+        return whole(self, entry, key, verify, label)
+
+    def counting_chunks(self, key, *args):
+        count(self, key)
+        return chunks(self, key, *args)
+
+    monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
+    monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)
     return reads
 
 
@@ -52,7 +61,7 @@ def test_the_source_is_read_once(src, tmp_path, monkeypatch, fmt, name):
     prefix, tensors = src
     if fmt == "safetensors":
         tensors = {k: v for k, v in tensors.items() if k != "names"}
-    reads = _count_reads(monkeypatch)
+    reads = _count_reads(monkeypatch, prefix)
     migrate(
         prefix, tmp_path / "out" / name, format=fmt, exclude=["^names$"] if fmt != "tf1" else ()
     )
@@ -203,3 +212,82 @@ def test_a_disk_that_fills_up_while_writing(src, tmp_path, monkeypatch, fmt, nam
     assert str(dst) in msg and "filled up" in msg and "temporary output was removed" in msg
     assert list(dst.parent.iterdir()) == []  # no output, no temporary directory, no lock
     open_checkpoint(prefix).read()  # the source is intact
+
+
+def test_add_raw_writes_what_add_writes(tmp_path):
+    from tf1compat_init.bundle.writer import BundleWriter
+
+    value = np.arange(3000, dtype=np.float32).reshape(30, 100)
+    with BundleWriter(tmp_path / "a") as w:
+        w.add("x", value, "float32")
+    raw = value.reshape(-1).view(np.uint8)
+    with BundleWriter(tmp_path / "b") as w:
+        crc = w.add_raw("x", "float32", (30, 100), [raw[:1000], raw[1000:5000], raw[5000:]])
+    for suffix in (".index", ".data-00000-of-00001"):
+        assert (tmp_path / f"a{suffix}").read_bytes() == (tmp_path / f"b{suffix}").read_bytes()
+    from tf1compat_init.bundle.crc import crc32c
+
+    assert crc == crc32c(raw)
+    with BundleWriter(tmp_path / "c") as w, pytest.raises(ValueError, match="needs 12000"):
+        w.add_raw("x", "float32", (30, 100), [raw[:10]])
+
+
+def test_raw_chunks_stream_a_tensor_and_check_its_crc_at_the_end(src):
+    prefix, tensors = src
+    reader = open_checkpoint(prefix).bundle
+    pieces = list(reader.raw_chunks("big", 100_000))
+    assert [len(p) for p in pieces][:-1] == [100_000] * (len(pieces) - 1)
+    assert b"".join(pieces) == tensors["big"].tobytes()
+    with pytest.raises(ValueError, match="no plain byte layout"):
+        list(reader.raw_chunks("names"))
+
+
+def test_a_flipped_byte_in_a_streamed_tensor_installs_nothing(src, tmp_path):
+    prefix, tensors = src
+    entry = open_checkpoint(prefix).bundle.entries["big"]
+    data = f"{prefix}.data-00000-of-00001"
+    with open(data, "r+b") as f:
+        f.seek(entry.offset + entry.size - 5)
+        b = f.read(1)
+        f.seek(entry.offset + entry.size - 5)
+        f.write(bytes([b[0] ^ 0x10]))
+    for fmt, name in (("tf1", "m.ckpt"), ("safetensors", "m.safetensors")):
+        dst = tmp_path / fmt / name
+        with pytest.raises(CheckpointCorruptError, match="checksum mismatch for tensor 'big'"):
+            migrate(prefix, dst, format=fmt, exclude=["^names$"])
+        assert list(dst.parent.iterdir()) == []
+
+
+def test_streamed_tensors_stay_in_the_window(src):
+    """A tensor larger than the window streams in chunks: the reader never runs ahead."""
+    prefix, tensors = src
+    from tf1compat_init.migrate import rename_checkpoint
+
+    view = rename_checkpoint(prefix)
+    reader = view.base.bundle
+    real = type(reader).raw_chunks
+    state = {"read": 0, "written": 0, "max_ahead": 0}
+
+    def tracked(self, key, chunk):
+        for piece in real(self, key, chunk):
+            state["read"] += len(piece)
+            state["max_ahead"] = max(state["max_ahead"], state["read"] - state["written"])
+            yield piece
+
+    window, chunk = 64 << 10, 16 << 10
+    got = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(reader), "raw_chunks", tracked)
+        for name, value in _stream.prefetched(view, list(view.variables), window, chunk):
+            if isinstance(value, _stream.Chunks):
+                parts = []
+                for piece in value:
+                    time.sleep(0.0005)  # writing is slower than reading
+                    parts.append(bytes(piece))
+                    state["written"] += len(piece)
+                got[name] = b"".join(parts)
+            else:
+                got[name] = value
+    assert got["big"] == tensors["big"].tobytes()  # 512 KiB through a 64 KiB window
+    assert state["max_ahead"] <= window + chunk
+    assert isinstance(got["names"], np.ndarray)  # strings are read whole

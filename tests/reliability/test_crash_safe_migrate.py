@@ -158,14 +158,17 @@ def die():
 if stage == "locked":
     import tempfile
     tempfile.mkdtemp = lambda *a, **k: die()
-elif stage == "writing":
-    real_add, n = bw.BundleWriter.add, [0]
-    def add(self, *a, **k):
-        n[0] += 1
-        if n[0] == 5:
-            die()
-        return real_add(self, *a, **k)
-    bw.BundleWriter.add = add
+elif stage == "writing":  # the 5th tensor, written whole (add) or streamed (add_raw)
+    n = [0]
+    def killing(real):
+        def add(self, *a, **k):
+            n[0] += 1
+            if n[0] == 5:
+                die()
+            return real(self, *a, **k)
+        return add
+    bw.BundleWriter.add = killing(bw.BundleWriter.add)
+    bw.BundleWriter.add_raw = killing(bw.BundleWriter.add_raw)
 elif stage == "index_written":
     real_finish = bw.BundleWriter.finish
     def finish(self):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, NoReturn
 
@@ -556,6 +556,47 @@ class BundleReader:
             UnsupportedCheckpointError: a dtype this reader cannot decode.
         """
         return self._read_entry(self._entry(key), key, verify)
+
+    def raw_chunks(self, key: str, chunk: int = _READ_CHUNK) -> Iterator[memoryview]:
+        """Yields one fixed-width tensor's stored bytes in chunks of at most ``chunk``.
+
+        Memory stays at one chunk whatever the tensor's size (each chunk is a new buffer,
+        the caller's to keep). The CRC32C is checked after the last chunk: a mismatch
+        raises there, so a consumer that wrote the chunks must discard what it wrote.
+
+        Raises:
+            KeyError: the key is not in the checkpoint.
+            ValueError: the entry is a string or partitioned tensor (no plain bytes).
+            CheckpointNotFoundError, CheckpointCorruptError: as :meth:`read`.
+        """
+        entry = self._entry(key)
+        label = repr(key)
+        dtype = self._check_decodable(entry)
+        if entry.slices or dtype.kind == "O":
+            raise ValueError(f"tensor {label} has no plain byte layout to stream")
+        self._check_size(entry, label, dtype)
+        f, path = self._open(entry, label)
+        with f:
+            f.seek(entry.offset)
+            crc = 0
+            left = entry.size
+            while left:
+                buf = bytearray(min(chunk, left))
+                mv = memoryview(buf)
+                got = 0
+                while got < len(buf):
+                    n = f.readinto(mv[got:])
+                    if not n:
+                        raise CheckpointCorruptError(
+                            f"data file {path} ended while reading tensor {label}: expected"
+                            f" {entry.offset + entry.size} bytes"
+                        )
+                    got += n
+                crc = crc32c(buf, crc)
+                left -= len(buf)
+                yield mv
+        if crc != unmask_crc(entry.crc32c):
+            self._checksum_error(label, path, entry.crc32c, crc)
 
     def read_many(
         self, keys: Iterable[str], *, verify: bool = True, threads: int | None = None

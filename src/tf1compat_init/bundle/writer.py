@@ -348,6 +348,44 @@ class BundleWriter:
         self._size += size
         self._entries[key] = _Written(number, shape, offset, size, mask_crc(crc))
 
+    def add_raw(self, key: str, dtype: str, shape: Iterable[int], chunks: Iterable[Any]) -> int:
+        """Appends one fixed-width tensor from its raw bytes, given in chunks; returns its CRC32C.
+
+        The bytes are the tensor's in C order and little-endian, as a bundle stores them
+        (what :meth:`BundleReader.raw_chunks <tf1compat_init.bundle.reader.BundleReader.raw_chunks>`
+        yields), so a tensor of any size streams through a chunk's memory.
+
+        Raises:
+            ValueError: a duplicate key, a string dtype, or chunks whose total size does not
+                fit ``shape`` and ``dtype``.
+        """
+        if self._done:
+            raise ValueError("the bundle is already finished")
+        if not key:
+            raise ValueError("a checkpoint key may not be empty (it is the header's key)")
+        if key in self._entries:
+            raise ValueError(f"duplicate checkpoint key {key!r}")
+        number = dtype_enum(dtype)
+        if dtype == "string":
+            raise ValueError(f"{key!r}: string tensors have no raw byte layout; use add()")
+        shape = tuple(int(d) for d in shape)
+        expected = numpy_dtype(dtype).itemsize
+        for d in shape:
+            expected *= d
+        offset, size, crc = self._size, 0, 0
+        for chunk in chunks:
+            view = memoryview(chunk).cast("B")
+            self._file.write(view)
+            crc = crc32c(view, crc)
+            size += len(view)
+        if size != expected:
+            raise ValueError(
+                f"{key!r}: got {size} bytes, but shape {list(shape)} of {dtype} needs {expected}"
+            )
+        self._size += size
+        self._entries[key] = _Written(number, shape, offset, size, mask_crc(crc))
+        return crc
+
     def finish(self) -> None:
         """Flushes the data shard to disk and writes the index (after it, not before)."""
         if self._done:

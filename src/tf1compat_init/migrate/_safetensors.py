@@ -13,7 +13,7 @@ from ..bundle.crc import crc32c
 from ..errors import CheckpointCorruptError
 from ..view import NamedView
 from ._bytes import Progress, raw_bytes
-from ._stream import prefetched
+from ._stream import Chunks, prefetched
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 
@@ -35,6 +35,10 @@ DTYPES = {
     "float8_e4m3fn": "F8_E4M3",
     "float8_e5m2": "F8_E5M2",
 }
+
+
+#: Bytes read back at a time while verifying.
+_CHUNK = 16 << 20
 
 
 def check_writable(view: NamedView) -> None:
@@ -82,12 +86,18 @@ def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, in
         f.write(len(header).to_bytes(8, "little"))
         f.write(header)
         for name, value in prefetched(view, view.variables):
-            data = raw_bytes(value)
-            if data.size != offsets[name][1] - offsets[name][0]:
-                raise CheckpointCorruptError(f"{name!r}: read {data.size} bytes, expected more")
-            crcs[name] = crc32c(data)
-            f.write(memoryview(data))
-            done += int(data.size)
+            pieces = value if isinstance(value, Chunks) else [raw_bytes(value)]
+            crc, size = 0, 0
+            for piece in pieces:
+                piece = memoryview(piece).cast("B")
+                crc = crc32c(piece, crc)
+                f.write(piece)
+                size += len(piece)
+            if size != offsets[name][1] - offsets[name][0]:
+                raise CheckpointCorruptError(f"{name!r}: read {size} bytes, expected more")
+            crcs[name] = crc
+            done += size
+            del value, pieces  # before the next is read: two large tensors are never held
             if progress:
                 progress(done, total, name)
         f.flush()
@@ -118,6 +128,12 @@ def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
         for name in view.variables:
             begin, end = header[name]["data_offsets"]
             f.seek(base + begin)
-            stored = f.read(end - begin)
-            if len(stored) != end - begin or crc32c(stored) != crcs[name]:
+            crc, left = 0, end - begin
+            while left:  # in chunks: memory stays at one chunk whatever the tensor's size
+                chunk = f.read(min(left, _CHUNK))
+                if not chunk:
+                    break
+                crc = crc32c(chunk, crc)
+                left -= len(chunk)
+            if left or crc != crcs[name]:
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")

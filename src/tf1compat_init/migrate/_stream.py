@@ -1,10 +1,11 @@
 # tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
 """Streaming a migrate: reading ahead while writing, checksums as written, room on disk.
 
-The source is read once. :func:`prefetched` reads the next tensors (their CRC32C checked
-by the reader) in a background thread while the caller writes the current one, holding
-at most ``window`` bytes read ahead (a larger tensor is read alone), so reading and
-writing overlap on two cores and memory stays under the largest tensor plus the window. The writers
+The source is read once. :func:`prefetched` reads ahead (the CRC32C checked by the
+reader) in a background thread while the caller writes, holding at most ``window`` bytes
+read ahead: tensors stored as plain bytes stream in chunks, so reading and writing overlap
+on two cores and memory stays at about the window whatever the tensors' sizes; others
+(strings, computed ones) are read whole, one larger than the window alone. The writers
 record each tensor's CRC32C as they write it; verifying reads the output back once and
 compares checksums, never the source again.
 """
@@ -14,58 +15,151 @@ from __future__ import annotations
 import errno
 import logging
 import shutil
+import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..bundle import storage as _storage
+from ..bundle.dtypes import numpy_dtype
 from ..errors import DiskFullError
-from ..view import NamedView
 from ._bytes import human
 
-__all__ = ["WINDOW", "check_space", "disk_full_as_error", "prefetched"]
+__all__ = ["CHUNK", "WINDOW", "Chunks", "check_space", "disk_full_as_error", "prefetched"]
 
 logger = logging.getLogger("tf1compat_init.migrate")
 
 #: Bytes read ahead of the tensor being written.
 WINDOW = 64 << 20
+#: Bytes of one piece of a streamed tensor.
+CHUNK = 8 << 20
+
+
+class Chunks:
+    """One tensor's stored bytes, chunk by chunk, as the reading thread delivers them.
+
+    Iterate it once, to the end, before asking :func:`prefetched` for the next tensor.
+    The source's CRC32C is checked after the last chunk (an error there is raised by the
+    iteration, so whatever was written from the chunks must be discarded).
+    """
+
+    def __init__(self, name: str, info: Any, pull: Callable[[], tuple[str, Any]]) -> None:
+        self.name, self.dtype, self.shape = name, info.dtype, tuple(info.shape)
+        self._pull = pull
+
+    def __iter__(self) -> Iterator[memoryview]:
+        while True:
+            kind, data = self._pull()
+            if kind == "end":
+                return
+            yield data
+
+
+def _raw_source(view: Any, name: str) -> tuple[Any, str] | None:
+    """``(bundle reader, stored key)`` when ``name``'s bytes can stream as they are stored."""
+    if name in getattr(view, "routes", {}):
+        return None
+    try:
+        bundle = view.base.bundle
+        key = view.keys[name]
+        entry = bundle.entries[key]
+        dtype = numpy_dtype(view.variables[name].dtype)
+    except Exception:  # no native bundle, a TF-only dtype, a fake view: read it whole
+        return None
+    if entry.slices or dtype.kind == "O" or getattr(bundle, "_big_endian", False):
+        return None
+    return bundle, key
 
 
 def prefetched(
-    view: NamedView, names: Iterable[str], window: int = WINDOW
+    view: Any, names: Iterable[str], window: int = WINDOW, chunk: int = CHUNK
 ) -> Iterator[tuple[str, Any]]:
-    """Yields ``(name, value)`` in order, reading up to ``window`` bytes ahead in a thread.
+    """Yields ``(name, value)`` in order while a thread reads up to ``window`` bytes ahead.
 
-    A read error surfaces at the tensor it belongs to; closing the iterator early (an
-    error while writing) waits for the read in flight and drops what was read ahead.
+    ``value`` is a :class:`Chunks` for a tensor whose stored bytes can be copied as they
+    are (a plain fixed-width entry of a native bundle, no transform): it streams in
+    ``chunk``-sized pieces, so a tensor of any size overlaps its reading and writing in a
+    window's memory. Anything else (strings, partitioned or computed tensors) is read
+    whole, a numpy array; one larger than the window is read alone. Each value must be
+    used up (a :class:`Chunks` iterated to its end) and dropped before the next is asked
+    for. A read error surfaces at the tensor it belongs to; closing the iterator early
+    (an error while writing) stops the reading thread.
     """
     order = list(names)
-    pending: deque[tuple[str, int, Future[Any]]] = deque()
-    ahead = 0
-    nxt = 0
-    with ThreadPoolExecutor(1, thread_name_prefix="tf1compat-migrate-read") as pool:
+    items: deque[tuple[str, Any, int]] = deque()
+    cond = threading.Condition()
+    state = {"ahead": 0, "stop": False}
+
+    def put(kind: str, data: Any, size: int) -> bool:
+        with cond:
+            while not state["stop"] and state["ahead"] and state["ahead"] + size > window:
+                cond.wait()
+            if state["stop"]:
+                return False
+            items.append((kind, data, size))
+            state["ahead"] += size
+            cond.notify_all()
+            return True
+
+    def produce() -> None:
         try:
-            while nxt < len(order) or pending:
-                # The value last yielded is released by now: with nothing pending, the next
-                # tensor is read whatever its size; otherwise only while it fits the window.
-                while nxt < len(order):
-                    name = order[nxt]
+            for name in order:
+                raw = _raw_source(view, name)
+                if raw is None:
                     size = view.nbytes(name)
-                    if pending and ahead + size > window:
-                        break
-                    pending.append((name, size, pool.submit(view.read_one, name)))
-                    ahead += size
-                    nxt += 1
-                name, size, future = pending.popleft()
-                value = future.result()
-                ahead -= size
+                    with cond:  # wait for room before reading, not after
+                        while (
+                            not state["stop"] and state["ahead"] and state["ahead"] + size > window
+                        ):
+                            cond.wait()
+                    if state["stop"] or not put("tensor", (name, view.read_one(name)), size):
+                        return
+                    continue
+                bundle, key = raw
+                if not put("start", name, 0):
+                    return
+                for piece in bundle.raw_chunks(key, chunk):
+                    if not put("chunk", piece, len(piece)):
+                        return
+                if not put("end", name, 0):
+                    return
+        except BaseException as e:  # delivered to the consumer, in order
+            put("error", e, 0)
+
+    done = 0  # bytes of the last item handed out, released when the next is asked for
+
+    def pull() -> tuple[str, Any]:
+        nonlocal done
+        with cond:
+            state["ahead"] -= done
+            done = 0
+            cond.notify_all()
+            while not items:
+                cond.wait()
+            kind, data, size = items.popleft()
+        done = size
+        if kind == "error":
+            raise data
+        return kind, data
+
+    thread = threading.Thread(target=produce, name="tf1compat-migrate-read", daemon=True)
+    thread.start()
+    try:
+        for _ in order:
+            kind, data = pull()
+            if kind == "tensor":
+                name, value = data
+                del data
                 yield name, value
                 del value
-        finally:
-            for _, _, future in pending:
-                future.cancel()
+            else:  # "start"
+                yield data, Chunks(data, view.variables[data], pull)
+    finally:
+        with cond:
+            state["stop"] = True
+            cond.notify_all()
+        thread.join()
 
 
 def check_space(dst: str, needed: int) -> None:
