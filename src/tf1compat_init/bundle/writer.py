@@ -298,6 +298,14 @@ class BundleWriter:
         """Bytes appended to the data shard so far."""
         return self._size
 
+    def _check_new_key(self, key: str) -> None:
+        if self._done:
+            raise ValueError("the bundle is already finished")
+        if not key:
+            raise ValueError("a checkpoint key may not be empty (it is the header's key)")
+        if key in self._entries:
+            raise ValueError(f"duplicate checkpoint key {key!r}")
+
     def add(self, key: str, value: Any, dtype: str | None = None) -> None:
         """Appends one tensor.
 
@@ -314,12 +322,7 @@ class BundleWriter:
             ValueError: a duplicate key, or a value whose dtype does not fit ``dtype``.
             UnsupportedCheckpointError: a dtype with no byte layout (resource, variant).
         """
-        if self._done:
-            raise ValueError("the bundle is already finished")
-        if not key:
-            raise ValueError("a checkpoint key may not be empty (it is the header's key)")
-        if key in self._entries:
-            raise ValueError(f"duplicate checkpoint key {key!r}")
+        self._check_new_key(key)
         arr = np.asarray(value)
         name = dtype if dtype is not None else _infer_dtype(arr)
         number = dtype_enum(name)
@@ -359,12 +362,7 @@ class BundleWriter:
             ValueError: a duplicate key, a string dtype, or chunks whose total size does not
                 fit ``shape`` and ``dtype``.
         """
-        if self._done:
-            raise ValueError("the bundle is already finished")
-        if not key:
-            raise ValueError("a checkpoint key may not be empty (it is the header's key)")
-        if key in self._entries:
-            raise ValueError(f"duplicate checkpoint key {key!r}")
+        self._check_new_key(key)
         number = dtype_enum(dtype)
         if dtype == "string":
             raise ValueError(f"{key!r}: string tensors have no raw byte layout; use add()")
