@@ -63,6 +63,8 @@ ENGINE = {
     f"{NAME}.variables",
     f"{NAME}.view",
     f"{NAME}.vocab",
+    f"{NAME}.keras_names",
+    f"{NAME}.tensor_bytes",
     # the recipe registry, and the library's recipes: data on the transforms API
     f"{NAME}.recipes",
     f"{NAME}.recipes.registry",
@@ -101,6 +103,8 @@ PURE = [
     f"{NAME}.name_index",
     f"{NAME}.preamble",
     f"{NAME}._tfcompat",
+    f"{NAME}.keras_names",
+    f"{NAME}.tensor_bytes",
 ]
 
 
@@ -184,7 +188,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones():
     graph = import_graph()
     # checkpoint imports the Keras names inside a function only.
-    assert f"{NAME}.keras._names" in graph[f"{NAME}.checkpoint"]
+    assert f"{NAME}.keras_names" in graph[f"{NAME}.checkpoint"]
     # keras/__init__ names the callbacks under TYPE_CHECKING and imports them lazily.
     assert f"{NAME}.keras._callbacks" in graph[f"{NAME}.keras"]
     assert f"{NAME}.bundle.reader" in graph[f"{NAME}.reader"]
@@ -296,6 +300,21 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+def _private_module_owner(module: str) -> str | None:
+    """The package a private module belongs to: only modules inside it may import it.
+
+    A private module inside a top-level package belongs to that package, subpackages and
+    all (``tf1compat_init.estimator.head._keys`` to ``tf1compat_init.estimator``, which the
+    v1 heads may share); one of the package root (``tf1compat_init._gc``) to the whole
+    library. None for a public module.
+    """
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        if _private(parts[i]):
+            return ".".join(parts[: min(i, 2)])
+    return None
+
+
 def _resolve(mod: str, path: pathlib.Path, node: ast.ImportFrom) -> str:
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     if not node.level:
@@ -309,11 +328,18 @@ def private_imports() -> set[tuple[str, str]]:
 
     Counted: ``from other import _name`` and ``other._name`` where ``other`` is a package
     module imported under that name (``from .. import mapping``, ``import x.y as other``),
-    when ``other`` lies in another unit (see :func:`_unit`). Private *modules* are not
-    names: ``from ..keras._names import weight_names`` is fine.
+    when ``other`` lies in another unit (see :func:`_unit`); and any import of a private
+    *module* from outside the package that holds it (``from ..keras._names import x`` in
+    ``checkpoint.py``; see :func:`_private_module_owner`).
     """
     mods = _modules()
     found: set[tuple[str, str]] = set()
+
+    def check_module(mod: str, target: str) -> None:
+        owner = _private_module_owner(target)
+        if owner and not (mod == owner or mod.startswith(owner + ".")):
+            found.add((mod, target))
+
     for mod, path in mods.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         bound: dict[str, str] = {}  # local name -> package module it stands for
@@ -322,14 +348,18 @@ def private_imports() -> set[tuple[str, str]]:
                 source = _resolve(mod, path, node)
                 if not (source == NAME or source.startswith(NAME + ".")):
                     continue
+                check_module(mod, source)
                 for alias in node.names:
                     sub = f"{source}.{alias.name}"
                     if sub in mods:
                         bound[alias.asname or alias.name] = sub
+                        check_module(mod, sub)
                     elif _private(alias.name) and _unit(source) != _unit(mod):
                         found.add((mod, f"{source}.{alias.name}"))
             elif isinstance(node, ast.Import):
                 for alias in node.names:
+                    if alias.name.startswith(NAME + "."):
+                        check_module(mod, alias.name)
                     if alias.asname and alias.name in mods:
                         bound[alias.asname] = alias.name
         for node in ast.walk(tree):
@@ -355,6 +385,10 @@ def test_private_imports_sees_both_forms(tmp_path, monkeypatch):
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "_inner.py").write_text("from . import _helper\n_x = 1\n")
     (pkg / "sub" / "_helper.py").write_text("from ._inner import _x\n")
+    (pkg / "sub" / "deep").mkdir()
+    (pkg / "sub" / "deep" / "__init__.py").write_text("from .._inner import ok\n")  # inside sub
+    (pkg / "_root.py").write_text("")  # the root's private module: the whole library's
+    (pkg / "other.py").write_text("from ._root import x\nimport tf1compat_init.sub._helper\n")
     (pkg / "core.py").write_text(
         "from .sub._inner import _x, ok\nfrom .sub import _helper as h\nh._y()\n"
     )
@@ -362,6 +396,9 @@ def test_private_imports_sees_both_forms(tmp_path, monkeypatch):
     assert private_imports() == {
         (f"{NAME}.core", f"{NAME}.sub._inner._x"),
         (f"{NAME}.core", f"{NAME}.sub._helper._y"),
+        (f"{NAME}.core", f"{NAME}.sub._inner"),  # private modules of another package
+        (f"{NAME}.core", f"{NAME}.sub._helper"),
+        (f"{NAME}.other", f"{NAME}.sub._helper"),
     }
 
 
@@ -405,7 +442,7 @@ def test_moved_errors_stay_importable_where_they_were():
     assert storage.RemoteUnavailableError is errors.RemoteUnavailableError
     keras_init = (PACKAGE / "keras" / "__init__.py").read_text(encoding="utf-8")
     assert "KerasModelError" in keras_init  # importing tf1compat_init.keras needs a Keras
-    from tf1compat_init.keras._names import KerasModelError
+    from tf1compat_init.keras_names import KerasModelError
 
     assert KerasModelError is errors.KerasModelError
 

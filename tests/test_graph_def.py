@@ -25,7 +25,7 @@ from google.protobuf import text_format  # noqa: E402
 
 from tf1compat_init import _tfcompat  # noqa: E402
 from tf1compat_init import v1 as tv1  # noqa: E402
-from tf1compat_init.v1 import _graph_def  # noqa: E402
+from tf1compat_init.v1 import graph_def as _graph_def  # noqa: E402
 
 V1 = tf.compat.v1
 BROKEN_HERE = not tv1.can_save_graph_def()

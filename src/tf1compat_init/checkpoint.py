@@ -82,7 +82,7 @@ def _tf() -> Any:
 
 def _is_keras(obj: Any) -> bool:
     """A Keras 3, tf_keras or Keras 2 layer or model (read off the class; imports no Keras)."""
-    from .keras._names import keras_flavour
+    from .keras_names import keras_flavour
 
     try:
         keras_flavour(obj)
@@ -111,7 +111,7 @@ def _assignable(obj: Any) -> Any:
 def _keras_named_variables(layer: Any) -> list[tuple[str, Any]]:
     """``(model-relative name, tf.Variable)`` of a Keras model or layer, named exactly as
     the Keras front end names them (:func:`tf1compat_init.keras.weight_names`)."""
-    from .keras._names import weight_names
+    from .keras_names import weight_names
 
     return [(name, _assignable(v)) for name, v in weight_names(layer).items()]
 

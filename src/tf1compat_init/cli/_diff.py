@@ -44,7 +44,7 @@ def _max_abs_diff(a: Any, b: Any) -> float | None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..checkpoint import as_named_checkpoint
     from ..migrate import rename_checkpoint
-    from ..migrate._bytes import equal
+    from ..tensor_bytes import equal
 
     a = rename_checkpoint(args.a, recipe_or_map(args), exclude=args.exclude or ())
     b = as_named_checkpoint(args.b)

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             out,
         )
         return 0
-    from ..migrate._bytes import human
+    from ..tensor_bytes import human
 
     out.write(f"checkpoint  {info.prefix}\n")
     out.write(f"format      {info.format}\n")

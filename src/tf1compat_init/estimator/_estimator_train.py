@@ -18,7 +18,7 @@ import tensorflow as tf
 # users') patch it there; the attribute is looked up at each call.
 from tensorflow.python.training import training as _tf_training
 
-from ..v1 import _graph_def
+from ..v1 import graph_def as _graph_def
 from . import _cluster_run
 from ._cluster import MASTER, WORKER
 from ._fn_calls import call_input_fn, call_model_fn, parse_input_fn_result

@@ -14,6 +14,13 @@ from typing import Any
 
 from ..apply import apply_plan
 from ..errors import AssignmentMapError, CheckpointMismatchError
+from ..keras_names import (
+    checkpoint_view,
+    derive_auto_map,
+    model_targets,
+    name_resolver,
+    weight_names,
+)
 from ..mapping import AssignmentMap, nearest
 from ..plan import RestorePlan, plan_restore
 from ..policy import UNSET, RestorePolicy
@@ -21,13 +28,6 @@ from ..preamble import prepare
 from ..reader import open_checkpoint
 from ..report import RestoreReport
 from ..variables import target_specs
-from ._names import (
-    checkpoint_view,
-    derive_auto_map,
-    model_targets,
-    name_resolver,
-    weight_names,
-)
 
 logger = logging.getLogger(__name__)
 

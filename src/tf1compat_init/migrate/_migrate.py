@@ -13,8 +13,8 @@ from typing import Any
 from ..bundle import storage as _storage
 from ..policy import UNSET, RestorePolicy
 from ..preamble import prepare
+from ..tensor_bytes import Progress, human
 from . import _destination, _lock, _model, _safetensors, _stream, _tf1
-from ._bytes import Progress, human
 from ._loaders import load_factory
 from ._rename import rename_checkpoint
 

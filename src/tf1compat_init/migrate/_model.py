@@ -24,8 +24,8 @@ from ..errors import CheckpointCorruptError, CheckpointMismatchError
 from ..mapping import AssignmentMap
 from ..policy import RestorePolicy
 from ..reader import CheckpointInfo, open_checkpoint
+from ..tensor_bytes import Progress, raw_bytes
 from ..view import NamedView
-from ._bytes import Progress, raw_bytes
 
 __all__ = ["Written", "build", "prebuild", "verify", "write"]
 
@@ -119,7 +119,7 @@ def write(
             f"{type(model).__name__}; use --format tf2"
         )
     if fmt == "keras" and _storage.is_url(out_path):
-        from ..keras._names import keras_flavour
+        from ..keras_names import keras_flavour
 
         if keras_flavour(model) != "keras3":
             raise ValueError(
@@ -170,7 +170,7 @@ def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, s
     ``.weights.h5`` but cannot load them (``ValueError: No cast function available``);
     Keras 3 stores them with a dtype attribute and loads them.
     """
-    from ..keras._names import keras_flavour
+    from ..keras_names import keras_flavour
 
     flavour = keras_flavour(model)
     if flavour == "keras3":

@@ -22,12 +22,12 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AssignmentMapError, KerasModelError
-from ..mapping import ROOT, AssignmentMap
-from ..plan import dtype_name
-from ..reader import CheckpointInfo
-from ..variables import Part, TargetVariable
-from ..view import saved_names
+from .errors import AssignmentMapError, KerasModelError
+from .mapping import ROOT, AssignmentMap
+from .plan import dtype_name
+from .reader import CheckpointInfo
+from .variables import Part, TargetVariable
+from .view import saved_names
 
 __all__ = [
     "KerasModelError",
