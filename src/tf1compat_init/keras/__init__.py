@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..engine.targets.keras_names import KerasModelError, keras_flavour, weight_names
 from ._load import load_checkpoint, plan_checkpoint
-from ._names import KerasModelError, keras_flavour, weight_names
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below
     from ._callbacks import CheckpointInit, CheckpointSaver, LoggingTensor, StopAtStep

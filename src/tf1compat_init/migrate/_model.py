@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
+from ..engine.basics.tensor_bytes import Progress, equal
+from ..engine.grammar.mapping import AssignmentMap
+from ..engine.planning.policy import RestorePolicy
+from ..engine.reading.reader import CheckpointInfo, open_checkpoint
+from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
-from ..mapping import AssignmentMap
-from ..policy import RestorePolicy
-from ..reader import CheckpointInfo, open_checkpoint
-from ..view import NamedView
-from ._bytes import Progress, equal
 
 __all__ = ["build", "prebuild", "verify", "write"]
 
@@ -92,7 +92,7 @@ def write(
             f"{type(model).__name__}; use --format tf2"
         )
     if fmt == "keras" and _storage.is_url(out_path):
-        from ..keras._names import keras_flavour
+        from ..engine.targets.keras_names import keras_flavour
 
         if keras_flavour(model) != "keras3":
             raise ValueError(

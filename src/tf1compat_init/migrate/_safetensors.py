@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
+from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ..view import NamedView
-from ._bytes import Progress, raw_bytes
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 

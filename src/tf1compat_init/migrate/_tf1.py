@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from ..engine.basics.tensor_bytes import Progress, equal
+from ..engine.reading.reader import checkpoint_from_reader
+from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, Tf1CompatError
-from ..reader import checkpoint_from_reader
-from ..view import NamedView
-from ._bytes import Progress, equal
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]
 

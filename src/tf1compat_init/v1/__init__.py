@@ -47,15 +47,15 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..policy import UNSET, RestorePolicy
-from ..preamble import prepare
-from ..reader import pretrained_path
-from ..report import RestoreReport
-from . import _graph, _graph_def
-from ._graph_def import CheckpointSaverHook, can_save_graph_def
+from ..engine.planning.policy import UNSET, RestorePolicy
+from ..engine.planning.preamble import prepare
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.reader import pretrained_path
+from . import _graph, graph_def
 from ._plan import eager_init, graph_or_raise, make_map, plan_in_graph
 from ._saver import PlannedSaver, init_unrestored, restore_saver
 from ._warm_start import warm_start
+from .graph_def import CheckpointSaverHook, can_save_graph_def
 
 __all__ = [
     "CheckpointInitHook",
@@ -73,7 +73,7 @@ logger = logging.getLogger(__name__)
 
 # User code that builds TensorFlow's MonitoredTrainingSession crashes in TensorFlow where
 # graph.pbtxt cannot be written; say so once, with the fix, rather than patch TensorFlow.
-_graph_def.warn_once()
+graph_def.warn_once()
 
 
 # -- init_from_checkpoint ----------------------------------------------------------------
