@@ -2,7 +2,7 @@
 
 Every test that needs a small name-based checkpoint of known tensors writes it with
 :func:`write_checkpoint` (the library's own ``BundleWriter``, which TensorFlow reads: see
-tests/test_crc.py), and every test that asserts "the same value, bit for bit" uses
+tests/bundle/test_crc.py), and every test that asserts "the same value, bit for bit" uses
 :func:`same_bits`.
 """
 

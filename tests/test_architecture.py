@@ -26,85 +26,30 @@ pytestmark = pytest.mark.pure
 PACKAGE = pathlib.Path(tf1compat_init.__file__).parent
 NAME = "tf1compat_init"
 
-#: The engine: what every front end builds on. It must not import a front end.
-ENGINE = {
-    NAME,
-    f"{NAME}._initializers",
-    f"{NAME}._gc",
-    f"{NAME}._tfcompat",
-    f"{NAME}.apply",
-    f"{NAME}.apply._apply_plan",
-    f"{NAME}.apply._assigner",
-    f"{NAME}.apply._batch",
-    f"{NAME}.apply._check",
-    f"{NAME}.apply._fastpath",
-    f"{NAME}.apply._job",
-    f"{NAME}.apply._routed",
-    f"{NAME}.apply._stream",
-    f"{NAME}.errors",
-    f"{NAME}.mapping",
-    f"{NAME}.plan",
-    f"{NAME}.policy",
-    f"{NAME}.preamble",
-    f"{NAME}.reader",
-    f"{NAME}.report",
-    f"{NAME}.transforms",
-    f"{NAME}.transforms.base",
-    f"{NAME}.transforms.steps",
-    f"{NAME}.transforms.pipeline",
-    f"{NAME}.transforms.parse",
-    f"{NAME}.dtype_names",
-    f"{NAME}.shapes",
-    f"{NAME}.vocab_graph",
-    f"{NAME}.recipe_plan",
-    f"{NAME}.rules",
-    f"{NAME}.rule_kinds",
-    f"{NAME}.name_index",
-    f"{NAME}.variables",
-    f"{NAME}.view",
-    f"{NAME}.vocab",
-    f"{NAME}.keras_names",
-    f"{NAME}.tensor_bytes",
-    # the recipe registry, and the library's recipes: data on the transforms API
-    f"{NAME}.recipes",
-    f"{NAME}.recipes.registry",
-    f"{NAME}.recipes.recipe",
-    f"{NAME}.recipes.builtin",
-    f"{NAME}.recipes._common",
-    f"{NAME}.recipes.bert",
-    f"{NAME}.recipes.slim_resnet",
-}
-#: Front ends, each a module or a subpackage; everything else is the engine or ``bundle``.
-#: ``alias`` is the opt-in ``tf.estimator`` alias (estimator.install) for code nobody may edit.
+#: The layers, by package (docs/engine.md draws them):
+#: - the engine: ``tf1compat_init.engine.*`` and the engine's public packages beside it
+#:   (``apply``, ``bundle``, ``transforms``, ``recipes``) and ``errors``;
+#: - the front ends, each a module or a subpackage; ``alias`` is the opt-in
+#:   ``tf.estimator`` alias (estimator.install) for code nobody may edit;
+#: - the facade: the package root, and the old paths of moved engine modules (each one a
+#:   module that stands for its engine module, see :func:`old_paths`).
+ENGINE_PACKAGES = ("engine", "apply", "bundle", "transforms", "recipes", "errors")
 FRONT_ENDS = ("v1", "keras", "estimator", "alias", "checkpoint", "migrate", "cli", "__main__")
 
-#: Importing any of these must not import TensorFlow or a Keras (the one place that says so).
-PURE = [
+#: The engine's subpackages that import no TensorFlow or Keras: everything in them is pure.
+PURE_SUBPACKAGES = ("engine.basics", "engine.grammar", "engine.planning", "engine.reading")
+#: Pure beyond those (and beyond the old paths of pure modules, which :func:`pure_modules`
+#: adds): the facade, and what the CLI and the pure front-end parts need.
+PURE_OTHERS = [
     NAME,
-    f"{NAME}.mapping",
-    f"{NAME}.plan",
-    f"{NAME}.policy",
-    f"{NAME}.reader",
-    f"{NAME}.report",
+    f"{NAME}.engine",
     f"{NAME}.transforms",
-    f"{NAME}.view",
-    f"{NAME}.vocab",
     f"{NAME}.bundle",
     f"{NAME}.bundle.storage",
     f"{NAME}.bundle.remote",
     f"{NAME}.migrate",
     f"{NAME}.cli",
     f"{NAME}.recipes",
-    f"{NAME}.dtype_names",
-    f"{NAME}.shapes",
-    f"{NAME}.recipe_plan",
-    f"{NAME}.rules",
-    f"{NAME}.rule_kinds",
-    f"{NAME}.name_index",
-    f"{NAME}.preamble",
-    f"{NAME}._tfcompat",
-    f"{NAME}.keras_names",
-    f"{NAME}.tensor_bytes",
 ]
 
 
@@ -116,6 +61,40 @@ def _modules() -> dict[str, pathlib.Path]:
             parts.pop()
         mods[".".join(parts)] = path
     return mods
+
+
+def _top(mod: str) -> str:
+    return mod[len(NAME) + 1 :].split(".")[0] if mod != NAME else ""
+
+
+def _is_engine(mod: str) -> bool:
+    return _top(mod) in ENGINE_PACKAGES
+
+
+def old_paths() -> dict[str, str]:
+    """Old path -> engine module, for each module that stands for a moved engine module.
+
+    Such a module does one thing: ``from .engine.x import y as _module`` and
+    ``sys.modules[__name__] = _module``, so that the old path is the same module object.
+    """
+    found = {}
+    for mod, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if "sys.modules[__name__]" not in ast.unparse(tree):
+            continue
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        imports = [n for n in tree.body if isinstance(n, ast.ImportFrom)]
+        assert len(imports) == 1 and len(imports[0].names) == 1, mod
+        found[mod] = f"{_from_target(imports[0], package)}.{imports[0].names[0].name}"
+    return found
+
+
+def pure_modules() -> list[str]:
+    """Importing any of these must not import TensorFlow or a Keras (the one place that says so)."""
+    mods = _modules()
+    inside = sorted(m for m in mods if any(m.startswith(f"{NAME}.{s}") for s in PURE_SUBPACKAGES))
+    olds = sorted(old for old, new in old_paths().items() if new in inside)
+    return PURE_OTHERS + inside + olds
 
 
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
@@ -188,10 +167,10 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones():
     graph = import_graph()
     # checkpoint imports the Keras names inside a function only.
-    assert f"{NAME}.keras_names" in graph[f"{NAME}.checkpoint"]
+    assert f"{NAME}.engine.targets.keras_names" in graph[f"{NAME}.checkpoint"]
     # keras/__init__ names the callbacks under TYPE_CHECKING and imports them lazily.
     assert f"{NAME}.keras._callbacks" in graph[f"{NAME}.keras"]
-    assert f"{NAME}.bundle.reader" in graph[f"{NAME}.reader"]
+    assert f"{NAME}.bundle.reader" in graph[f"{NAME}.engine.reading.reader"]
 
 
 def test_find_cycle_finds_one():
@@ -205,36 +184,57 @@ def test_no_import_cycles():
 
 
 def _is_front_end(mod: str) -> bool:
-    rest = mod[len(NAME) + 1 :].split(".")[0]
-    return rest in FRONT_ENDS
+    return _top(mod) in FRONT_ENDS
 
 
 def test_the_engine_imports_no_front_end():
     graph = import_graph()
-    assert ENGINE <= set(graph)
-    engine_like = {m for m in graph if m in ENGINE or m.startswith(f"{NAME}.bundle")}
-    bad = {m: sorted(filter(_is_front_end, graph[m])) for m in sorted(engine_like)}
+    assert any(m.startswith(f"{NAME}.engine.") for m in graph)
+    bad = {m: sorted(filter(_is_front_end, graph[m])) for m in sorted(graph) if _is_engine(m)}
     assert not any(bad.values()), {m: b for m, b in bad.items() if b}
 
 
-def test_every_module_is_engine_bundle_or_front_end():
-    """A new module has to say where it sits (add it to ENGINE or put it in a subpackage)."""
+def test_old_paths_stand_for_engine_modules():
+    olds = old_paths()
+    assert f"{NAME}.policy" in olds and f"{NAME}.keras._names" in olds
+    assert all(_is_engine(new) for new in olds.values()), olds
+    graph = import_graph()
+    # nothing in the package goes through an old path: they are for users, docs and tests
+    users = {m: sorted(set(graph[m]) & set(olds)) for m in graph if m not in olds}
+    assert not any(users.values()), {m: u for m, u in users.items() if u}
+
+
+def test_every_module_is_engine_front_end_facade_or_old_path():
+    """A new module has to say where it sits: in the engine's packages or a front end's."""
+    olds = old_paths()
     stray = [
         m
         for m in _modules()
-        if m not in ENGINE and not m.startswith(f"{NAME}.bundle") and not _is_front_end(m)
+        if m != NAME and m not in olds and not _is_engine(m) and not _is_front_end(m)
     ]
     assert not stray, stray
+
+
+def test_pure_subpackages_hold_the_old_pure_set():
+    # every module the hand-kept PURE list named before the engine package is still pure
+    before = {"mapping", "plan", "policy", "reader", "report", "view", "vocab", "dtype_names"}
+    before |= {"shapes", "recipe_plan", "rules", "rule_kinds", "name_index", "preamble"}
+    before |= {"_tfcompat"}
+    olds = old_paths()
+    pure = set(pure_modules())
+    assert {olds[f"{NAME}.{m}"] for m in before} <= pure
+    assert {f"{NAME}.{m}" for m in before} <= pure
 
 
 def test_pure_modules_import_no_tensorflow():
     # One fresh process imports them in turn and says which one brought a heavy module in:
     # as strict as a process per module (the first offender shows), at a fraction of the cost.
+    pure = pure_modules()
     code = (
         "import importlib, json, sys\n"
         "heavy = ('tensorflow', 'keras', 'tf_keras')\n"
         "brought = {}\n"
-        f"for module in {PURE!r}:\n"
+        f"for module in {pure!r}:\n"
         "    importlib.import_module(module)\n"
         "    brought[module] = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "print(json.dumps(brought))\n"
@@ -243,7 +243,7 @@ def test_pure_modules_import_no_tensorflow():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     brought = json.loads(out.stdout.strip().splitlines()[-1])
-    assert list(brought) == PURE
+    assert list(brought) == pure
     assert not any(brought.values()), {m: b for m, b in brought.items() if b}
 
 
@@ -291,28 +291,16 @@ def test_other_modules_use_only_the_public_names_of_apply():
 
 
 def _unit(mod: str) -> str:
-    """What a private name may be shared within: a subpackage, or one top-level module."""
+    """What a private name may be shared within: a subpackage (in the engine, one of its
+    subpackages), or one top-level module."""
     parts = mod.split(".")
+    if len(parts) > 2 and parts[1] == "engine":
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else ""
 
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
-
-
-def _private_module_owner(module: str) -> str | None:
-    """The package a private module belongs to: only modules inside it may import it.
-
-    A private module inside a top-level package belongs to that package, subpackages and
-    all (``tf1compat_init.estimator.head._keys`` to ``tf1compat_init.estimator``, which the
-    v1 heads may share); one of the package root (``tf1compat_init._gc``) to the whole
-    library. None for a public module.
-    """
-    parts = module.split(".")
-    for i in range(1, len(parts)):
-        if _private(parts[i]):
-            return ".".join(parts[: min(i, 2)])
-    return None
 
 
 def _resolve(mod: str, path: pathlib.Path, node: ast.ImportFrom) -> str:
@@ -328,18 +316,11 @@ def private_imports() -> set[tuple[str, str]]:
 
     Counted: ``from other import _name`` and ``other._name`` where ``other`` is a package
     module imported under that name (``from .. import mapping``, ``import x.y as other``),
-    when ``other`` lies in another unit (see :func:`_unit`); and any import of a private
-    *module* from outside the package that holds it (``from ..keras._names import x`` in
-    ``checkpoint.py``; see :func:`_private_module_owner`).
+    when ``other`` lies in another unit (see :func:`_unit`). Private *modules* are not
+    names here: :func:`private_module_imports` checks those.
     """
     mods = _modules()
     found: set[tuple[str, str]] = set()
-
-    def check_module(mod: str, target: str) -> None:
-        owner = _private_module_owner(target)
-        if owner and not (mod == owner or mod.startswith(owner + ".")):
-            found.add((mod, target))
-
     for mod, path in mods.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         bound: dict[str, str] = {}  # local name -> package module it stands for
@@ -348,18 +329,14 @@ def private_imports() -> set[tuple[str, str]]:
                 source = _resolve(mod, path, node)
                 if not (source == NAME or source.startswith(NAME + ".")):
                     continue
-                check_module(mod, source)
                 for alias in node.names:
                     sub = f"{source}.{alias.name}"
                     if sub in mods:
                         bound[alias.asname or alias.name] = sub
-                        check_module(mod, sub)
                     elif _private(alias.name) and _unit(source) != _unit(mod):
                         found.add((mod, f"{source}.{alias.name}"))
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.name.startswith(NAME + "."):
-                        check_module(mod, alias.name)
                     if alias.asname and alias.name in mods:
                         bound[alias.asname] = alias.name
         for node in ast.walk(tree):
@@ -385,10 +362,6 @@ def test_private_imports_sees_both_forms(tmp_path, monkeypatch):
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "_inner.py").write_text("from . import _helper\n_x = 1\n")
     (pkg / "sub" / "_helper.py").write_text("from ._inner import _x\n")
-    (pkg / "sub" / "deep").mkdir()
-    (pkg / "sub" / "deep" / "__init__.py").write_text("from .._inner import ok\n")  # inside sub
-    (pkg / "_root.py").write_text("")  # the root's private module: the whole library's
-    (pkg / "other.py").write_text("from ._root import x\nimport tf1compat_init.sub._helper\n")
     (pkg / "core.py").write_text(
         "from .sub._inner import _x, ok\nfrom .sub import _helper as h\nh._y()\n"
     )
@@ -396,9 +369,6 @@ def test_private_imports_sees_both_forms(tmp_path, monkeypatch):
     assert private_imports() == {
         (f"{NAME}.core", f"{NAME}.sub._inner._x"),
         (f"{NAME}.core", f"{NAME}.sub._helper._y"),
-        (f"{NAME}.core", f"{NAME}.sub._inner"),  # private modules of another package
-        (f"{NAME}.core", f"{NAME}.sub._helper"),
-        (f"{NAME}.other", f"{NAME}.sub._helper"),
     }
 
 
@@ -408,6 +378,33 @@ def test_no_private_name_is_imported_from_another_subpackage():
     assert not new, "private names imported across subpackages (make them public): " + str(new)
     stale = sorted(PRIVATE_IMPORTS_TO_REMOVE - found)
     assert not stale, f"fixed: drop these from PRIVATE_IMPORTS_TO_REMOVE: {stale}"
+
+
+def private_module_imports() -> set[tuple[str, str]]:
+    """``(importing module, private module)`` for each private module imported across units.
+
+    A private module (``_name``) is its unit's own; what another unit needs from it is made
+    public in its package or moved to the engine. Old paths (:func:`old_paths`) are not
+    counted: they import nothing private and nothing in the package imports them.
+    """
+    graph = import_graph()
+    olds = old_paths()
+    found = set()
+    for mod, targets in graph.items():
+        if mod in olds:
+            continue
+        for target in targets:
+            leaf = target.rpartition(".")[2]
+            if _private(leaf) and _unit(target) != _unit(mod):
+                found.add((mod, target))
+    return found
+
+
+def test_no_private_module_is_imported_from_another_subpackage():
+    found = sorted(private_module_imports())
+    assert not found, "private modules imported across subpackages (make them public): " + str(
+        found
+    )
 
 
 # -- errors live in errors.py ----------------------------------------------------------------
@@ -442,7 +439,7 @@ def test_moved_errors_stay_importable_where_they_were():
     assert storage.RemoteUnavailableError is errors.RemoteUnavailableError
     keras_init = (PACKAGE / "keras" / "__init__.py").read_text(encoding="utf-8")
     assert "KerasModelError" in keras_init  # importing tf1compat_init.keras needs a Keras
-    from tf1compat_init.keras_names import KerasModelError
+    from tf1compat_init.keras._names import KerasModelError
 
     assert KerasModelError is errors.KerasModelError
 

@@ -101,11 +101,11 @@ def test_probe_matches_tensorflows_own_writer(tmp_path):
 def test_warn_once(monkeypatch, caplog):
     monkeypatch.setattr(_graph_def, "_warned", False)
     monkeypatch.setattr(_graph_def, "can_save_graph_def", lambda: True)
-    with caplog.at_level(logging.WARNING, logger=_graph_def.__name__):
+    with caplog.at_level(logging.WARNING, logger=_graph_def.logger.name):
         _graph_def.warn_once()
     assert not caplog.records
     monkeypatch.setattr(_graph_def, "can_save_graph_def", lambda: False)
-    with caplog.at_level(logging.WARNING, logger=_graph_def.__name__):
+    with caplog.at_level(logging.WARNING, logger=_graph_def.logger.name):
         _graph_def.warn_once()
         _graph_def.warn_once()
     assert len(caplog.records) == 1

@@ -9,6 +9,11 @@
 from typing import TYPE_CHECKING, Any
 
 from . import transforms  # noqa: F401 - tf1compat_init.transforms, pure like the engine
+from .engine.grammar.mapping import AssignmentMap
+from .engine.planning.plan import RestorePlan, plan_restore
+from .engine.planning.policy import DEFAULT_OPTIONAL, RestorePolicy
+from .engine.planning.report import Mismatch, RestoreReport
+from .engine.reading.reader import CheckpointInfo, VariableInfo, open_checkpoint
 from .errors import (
     AssignmentMapError,
     CheckpointCorruptError,
@@ -19,11 +24,6 @@ from .errors import (
     Tf1CompatError,
     UnsupportedCheckpointError,
 )
-from .mapping import AssignmentMap
-from .plan import RestorePlan, plan_restore
-from .policy import DEFAULT_OPTIONAL, RestorePolicy
-from .reader import CheckpointInfo, VariableInfo, open_checkpoint
-from .report import Mismatch, RestoreReport
 
 if TYPE_CHECKING:  # loaded lazily by __getattr__ below
     from .apply import apply_plan

@@ -1,29 +1,13 @@
 # tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
-"""Pausing Python's cyclic garbage collector around allocation-heavy steps.
+"""Old path of :mod:`tf1compat_init.engine.basics.gc_pause`.
 
-Opening an index, planning and applying a restore each allocate a few objects per
-tensor and make no reference cycles. With TensorFlow's large heap loaded, one full
-collection that those allocations happen to trigger can cost many times the step itself
-(figures: ``benchmarks/README.md``), so these steps run with the collector paused; it
-resumes, if it was on, when they end.
+Kept so that imports of the old path keep working.
+The name stands for the engine module itself (one module object, not a copy), so
+attributes set on either are seen by both.
 """
 
-from __future__ import annotations
+import sys
 
-import contextlib
-import gc
-from collections.abc import Iterator
+from .engine.basics import gc_pause as _module
 
-__all__ = ["gc_paused"]
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Disables the cyclic collector for the ``with`` block, then restores it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+sys.modules[__name__] = _module

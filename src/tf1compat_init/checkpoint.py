@@ -33,14 +33,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from .engine.grammar.mapping import AssignmentMap
+from .engine.planning.plan import plan_restore
+from .engine.planning.policy import UNSET, RestorePolicy
+from .engine.planning.preamble import prepare
+from .engine.planning.report import RestoreReport
+from .engine.reading.reader import CheckpointInfo, open_checkpoint
+from .engine.reading.view import NamedView, object_paths
 from .errors import TargetError
-from .mapping import AssignmentMap
-from .plan import plan_restore
-from .policy import UNSET, RestorePolicy
-from .preamble import prepare
-from .reader import CheckpointInfo, open_checkpoint
-from .report import RestoreReport
-from .view import NamedView, object_paths
 
 __all__ = [
     "InitResult",
@@ -82,7 +82,7 @@ def _tf() -> Any:
 
 def _is_keras(obj: Any) -> bool:
     """A Keras 3, tf_keras or Keras 2 layer or model (read off the class; imports no Keras)."""
-    from .keras_names import keras_flavour
+    from .engine.targets.keras_names import keras_flavour
 
     try:
         keras_flavour(obj)
@@ -111,7 +111,7 @@ def _assignable(obj: Any) -> Any:
 def _keras_named_variables(layer: Any) -> list[tuple[str, Any]]:
     """``(model-relative name, tf.Variable)`` of a Keras model or layer, named exactly as
     the Keras front end names them (:func:`tf1compat_init.keras.weight_names`)."""
-    from .keras_names import weight_names
+    from .engine.targets.keras_names import weight_names
 
     return [(name, _assignable(v)) for name, v in weight_names(layer).items()]
 
@@ -181,7 +181,7 @@ def target_variables(root: Any, *, readable: bool = True) -> dict[str, Any]:
         >>> sorted(target_variables(tf.train.Checkpoint(model=m)))  # doctest: +SKIP
         ['model/encoder/w']
     """
-    from .variables import collect_targets
+    from .engine.targets.variables import collect_targets
 
     pairs = named_variables(root, readable=readable)
     if not pairs:
@@ -246,7 +246,7 @@ def plan_for_root(
         return found.pop()
 
     amap = AssignmentMap(assignment_map, name_of=name_of)
-    from .variables import target_specs
+    from .engine.targets.variables import target_specs
 
     plan = plan_restore(source, target_specs(targets), amap, policy=policy)
     return plan, targets

@@ -8,13 +8,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .._gc import gc_paused
 from ..bundle import fastread as _fastread
+from ..engine.basics.gc_pause import gc_paused
+from ..engine.planning.plan import RestorePlan
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.view import NamedView
+from ..engine.targets.variables import TargetVariable
 from ..errors import PartialRestoreError
-from ..plan import RestorePlan
-from ..report import RestoreReport
-from ..variables import TargetVariable
-from ..view import NamedView
 from ._assigner import Assigner
 from ._check import check_eager, check_fits, target_of
 from ._job import Job, part_slices

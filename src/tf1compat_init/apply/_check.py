@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.planning.plan import dtype_name
+from ..engine.planning.report import fmt_shape, shapes_compatible
+from ..engine.targets.variables import TargetVariable, variable_shape
 from ..errors import TargetError
-from ..plan import dtype_name
-from ..report import fmt_shape, shapes_compatible
-from ..variables import TargetVariable, variable_shape
 from ._job import Job
 
 __all__ = ["check_eager", "check_fits", "check_target", "target_of"]

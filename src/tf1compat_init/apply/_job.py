@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..variables import Part, TargetVariable
+from ..engine.targets.variables import Part, TargetVariable
 
 __all__ = ["Job", "part_slices", "tf_dtype"]
 

@@ -20,10 +20,10 @@ import numpy as np
 
 from ..bundle.fastread import aligned_empty
 from ..bundle.remote import reader_for
+from ..engine.planning.plan import dtype_name
+from ..engine.targets.variables import TargetVariable
 from ..errors import TargetError
-from ..plan import dtype_name
 from ..transforms import Route, TransformError
-from ..variables import TargetVariable
 from ._check import check_target, target_of
 from ._job import Job, part_slices, tf_dtype
 

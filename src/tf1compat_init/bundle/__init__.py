@@ -26,7 +26,7 @@ line for the layout TensorFlow writes; anything else (longer tags, long or negat
 varints, unknown fields, slices, slot variables, bad bytes) goes through the primitives
 of :mod:`.proto` in the same walk, which skip what is unknown and name what is
 malformed. Messages read once (the header, slices) walk :func:`.proto.iter_fields`.
-``tests/test_bundle_protobuf.py`` holds them to ``protobuf``'s own parser on random
+``tests/bundle/test_bundle_protobuf.py`` holds them to ``protobuf``'s own parser on random
 valid, truncated and corrupt messages.
 
 The hand-written decoders were chosen over ``protobuf`` on measurements (decoding speed,

@@ -15,7 +15,7 @@ way a message was walked.
 
 Every malformation raises :class:`ProtoDecodeError` instead of an ``IndexError`` or a
 silently short value, so callers can turn it into a domain error that names the file.
-Bytes that ``protobuf``'s parser rejects are rejected here too (``tests/test_bundle_protobuf.py``
+Bytes that ``protobuf``'s parser rejects are rejected here too (``tests/bundle/test_bundle_protobuf.py``
 holds the decoders to it), tags and lengths that are not varint32s included, except in
 what a decoder does not read: strings that are not UTF-8 are kept (see :func:`to_str`)
 and fields no caller uses are skipped unparsed. A few things ``protobuf`` accepts are

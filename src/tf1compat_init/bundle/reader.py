@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .._gc import gc_paused
+from ..engine.basics.gc_pause import gc_paused
 from ..errors import CheckpointCorruptError, CheckpointNotFoundError, UnsupportedCheckpointError
 from . import proto as _proto
 from . import storage as _storage

@@ -10,7 +10,7 @@ import argparse
 import re
 from typing import Any, TextIO
 
-from ..shapes import fmt_shape
+from ..engine.basics.shapes import fmt_shape
 from ._common import PROG, recipe_or_map, table, write_json
 
 HELP = "compare two checkpoints: keys, shapes, dtypes and the largest value differences"
@@ -43,8 +43,8 @@ def _max_abs_diff(a: Any, b: Any) -> float | None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..checkpoint import as_named_checkpoint
+    from ..engine.basics.tensor_bytes import equal
     from ..migrate import rename_checkpoint
-    from ..tensor_bytes import equal
 
     a = rename_checkpoint(args.a, recipe_or_map(args), exclude=args.exclude or ())
     b = as_named_checkpoint(args.b)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ..shapes import fmt_shape
+from ..engine.basics.shapes import fmt_shape
 from ._common import PROG, table, write_json
 
 HELP = "list a checkpoint's format, shards and keys (shape, dtype, bytes)"
@@ -21,8 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..reader import open_checkpoint
-    from ..view import object_paths
+    from ..engine.reading.reader import open_checkpoint
+    from ..engine.reading.view import object_paths
 
     info = open_checkpoint(args.path)
     named = object_paths(info).keys if info.format == "object-based" else None
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             out,
         )
         return 0
-    from ..tensor_bytes import human
+    from ..engine.basics.tensor_bytes import human
 
     out.write(f"checkpoint  {info.prefix}\n")
     out.write(f"format      {info.format}\n")
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _rows(info: Any, named: dict[str, str] | None) -> list[dict[str, Any]]:
     """One dict per tensor (``key``, ``shape``, ``dtype``, ``bytes``, ``object_path``)."""
-    from ..view import value_nbytes
+    from ..engine.reading.view import value_nbytes
 
     entries = getattr(info.bundle, "entries", {})
     rows = []

@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..reader import open_checkpoint
+    from ..engine.reading.reader import open_checkpoint
 
     amap = recipe_or_map(args)
     source = open_checkpoint(args.src)
@@ -96,8 +96,8 @@ def _plan_for_model(args: argparse.Namespace, source: Any, amap: Any) -> tuple[A
 
 def _plan_for_checkpoint(args: argparse.Namespace, source: Any, amap: Any) -> tuple[Any, Any, str]:
     from ..checkpoint import as_named_checkpoint
+    from ..engine.planning.plan import plan_restore
     from ..migrate import rename_checkpoint
-    from ..plan import plan_restore
 
     target = as_named_checkpoint(args.target)
     specs = {n: (i.shape, i.dtype) for n, i in target.variables.items()}

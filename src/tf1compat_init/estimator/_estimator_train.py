@@ -18,7 +18,7 @@ import tensorflow as tf
 # users') patch it there; the attribute is looked up at each call.
 from tensorflow.python.training import training as _tf_training
 
-from ..v1 import graph_def as _graph_def
+from ..v1 import graph_def
 from . import _cluster_run
 from ._cluster import MASTER, WORKER
 from ._fn_calls import call_input_fn, call_model_fn, parse_input_fn_result
@@ -120,10 +120,10 @@ def _saver_hooks(
     all_hooks = worker_hooks + list(spec.training_chief_hooks)
     saver_hooks = [h for h in all_hooks if isinstance(h, tf.compat.v1.train.CheckpointSaverHook)]
     _warn_foreign_saver(saver_hooks, model_dir)
-    _graph_def.adopt_saver_hooks(saver_hooks)
+    graph_def.adopt_saver_hooks(saver_hooks)
     if (config.save_checkpoints_secs or config.save_checkpoints_steps) and not saver_hooks:
         chief_hooks = [
-            _graph_def.CheckpointSaverHook(
+            graph_def.CheckpointSaverHook(
                 model_dir,
                 save_secs=config.save_checkpoints_secs,
                 save_steps=config.save_checkpoints_steps,

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..keras_names import KerasModelError, keras_flavour, weight_names
+from ..engine.targets.keras_names import KerasModelError, keras_flavour, weight_names
 from ._load import load_checkpoint, plan_checkpoint
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below

@@ -41,11 +41,11 @@ import numpy as np
 import tensorflow as tf
 
 from ..bundle import storage as _storage
+from ..engine.planning.policy import UNSET, RestorePolicy
+from ..engine.planning.preamble import prepare
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.reader import pretrained_path
 from ..errors import CheckpointNotFoundError
-from ..policy import UNSET, RestorePolicy
-from ..preamble import prepare
-from ..reader import pretrained_path
-from ..report import RestoreReport
 from ._load import check_map, load_checkpoint
 
 __all__ = ["CheckpointInit", "CheckpointSaver", "LoggingTensor", "StopAtStep"]

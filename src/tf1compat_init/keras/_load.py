@@ -13,21 +13,21 @@ import re
 from typing import Any
 
 from ..apply import apply_plan
-from ..errors import AssignmentMapError, CheckpointMismatchError
-from ..keras_names import (
+from ..engine.grammar.mapping import AssignmentMap, nearest
+from ..engine.planning.plan import RestorePlan, plan_restore
+from ..engine.planning.policy import UNSET, RestorePolicy
+from ..engine.planning.preamble import prepare
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.reader import open_checkpoint
+from ..engine.targets.keras_names import (
     checkpoint_view,
     derive_auto_map,
     model_targets,
     name_resolver,
     weight_names,
 )
-from ..mapping import AssignmentMap, nearest
-from ..plan import RestorePlan, plan_restore
-from ..policy import UNSET, RestorePolicy
-from ..preamble import prepare
-from ..reader import open_checkpoint
-from ..report import RestoreReport
-from ..variables import target_specs
+from ..engine.targets.variables import target_specs
+from ..errors import AssignmentMapError, CheckpointMismatchError
 
 logger = logging.getLogger(__name__)
 

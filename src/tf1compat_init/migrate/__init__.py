@@ -28,7 +28,7 @@ transforms), ``_loaders`` (map files, model factories), ``_destination`` (checks
 leftovers, the install), ``_lock``, the output formats ``_tf1``, ``_safetensors`` and
 ``_model`` (``tf2``, ``keras``), ``_stream`` (read-ahead, room on disk), and ``_migrate``,
 which runs them in order (bitwise comparison and byte counts: the engine's
-:mod:`tf1compat_init.tensor_bytes`).
+:mod:`tf1compat_init.engine.basics.tensor_bytes`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import logging
 import re
 
 from ..bundle import storage as _storage
-from ..reader import CheckpointInfo, is_directory
+from ..engine.reading.reader import CheckpointInfo, is_directory
 from ._tf1 import PENDING_INDEX
 
 __all__ = ["check", "data_files", "install", "remove_leftovers"]

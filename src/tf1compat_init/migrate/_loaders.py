@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.grammar.mapping import AssignmentMap
 from ..errors import AssignmentMapError
-from ..mapping import AssignmentMap
 
 __all__ = ["load_factory", "load_map_file"]
 

@@ -21,11 +21,11 @@ import numpy as np
 from ..bundle import storage as _storage
 from ..bundle.crc import crc32c
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
-from ..mapping import AssignmentMap
-from ..policy import RestorePolicy
-from ..reader import CheckpointInfo, open_checkpoint
-from ..tensor_bytes import Progress, raw_bytes
-from ..view import NamedView
+from ..engine.grammar.mapping import AssignmentMap
+from ..engine.planning.policy import RestorePolicy
+from ..engine.reading.reader import CheckpointInfo, open_checkpoint
+from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.reading.view import NamedView
 
 __all__ = ["Written", "build", "prebuild", "verify", "write"]
 
@@ -119,7 +119,7 @@ def write(
             f"{type(model).__name__}; use --format tf2"
         )
     if fmt == "keras" and _storage.is_url(out_path):
-        from ..keras_names import keras_flavour
+        from ..engine.targets.keras_names import keras_flavour
 
         if keras_flavour(model) != "keras3":
             raise ValueError(
@@ -170,7 +170,7 @@ def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, s
     ``.weights.h5`` but cannot load them (``ValueError: No cast function available``);
     Keras 3 stores them with a dtype attribute and loads them.
     """
-    from ..keras_names import keras_flavour
+    from ..engine.targets.keras_names import keras_flavour
 
     flavour = keras_flavour(model)
     if flavour == "keras3":

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..engine.grammar.mapping import AssignmentMap, Rule
+from ..engine.planning.policy import OPTIMIZER_STATE
+from ..engine.reading.reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
+from ..engine.reading.view import NamedView, object_paths
+from ..engine.reading.view import renamed as renamed_view
 from ..errors import AssignmentMapError
-from ..mapping import AssignmentMap, Rule
-from ..policy import OPTIMIZER_STATE
-from ..reader import INTERNAL_KEYS, CheckpointInfo, VariableInfo, open_checkpoint
-from ..view import NamedView, object_paths
-from ..view import renamed as renamed_view
 from . import _routes
 
 __all__ = ["OPTIMIZER_PATTERNS", "RenamedCheckpoint", "rename_checkpoint"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.grammar.mapping import AssignmentMap, Rule
+from ..engine.reading.reader import CheckpointInfo, VariableInfo
 from ..errors import AssignmentMapError
-from ..mapping import AssignmentMap, Rule
-from ..reader import CheckpointInfo, VariableInfo
 
 
 def route_names(

@@ -11,8 +11,8 @@ from typing import Any
 from ..bundle import storage as _storage
 from ..bundle.crc import crc32c
 from ..errors import CheckpointCorruptError
-from ..tensor_bytes import Progress, raw_bytes
-from ..view import NamedView
+from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.reading.view import NamedView
 from ._stream import Chunks, prefetched
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]

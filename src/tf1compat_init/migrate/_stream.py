@@ -24,7 +24,7 @@ from typing import Any
 from ..bundle import storage as _storage
 from ..bundle.dtypes import numpy_dtype
 from ..errors import DiskFullError
-from ..tensor_bytes import human
+from ..engine.basics.tensor_bytes import human
 
 __all__ = ["CHUNK", "WINDOW", "Chunks", "check_space", "disk_full_as_error", "prefetched"]
 

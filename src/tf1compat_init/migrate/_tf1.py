@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ..errors import CheckpointCorruptError, Tf1CompatError
-from ..reader import checkpoint_from_reader
-from ..tensor_bytes import Progress
-from ..view import NamedView
+from ..engine.reading.reader import checkpoint_from_reader
+from ..engine.basics.tensor_bytes import Progress
+from ..engine.reading.view import NamedView
 from ._stream import Chunks, prefetched
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]

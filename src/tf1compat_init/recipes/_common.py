@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..policy import OPTIMIZER_STATE
+from ..engine.planning.policy import OPTIMIZER_STATE
 
 #: Checkpoint keys that are training state, not model weights: every optimizer's state
 #: (:data:`tf1compat_init.policy.OPTIMIZER_STATE`, the one list the ``optional`` policy

@@ -11,7 +11,7 @@ import abc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..dtype_names import dtype_name
+from ..engine.basics.dtype_names import dtype_name
 from ..errors import TransformError
 
 if TYPE_CHECKING:  # numpy is imported where a transform is built or run, not with the module

@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..engine.basics.shapes import fmt_shape
 from ..errors import TransformError
-from ..shapes import fmt_shape
 from .base import Alloc, Spec, Transform, _axis, _dtype_name, _EachTransform, _np_dtype
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class Cast(_EachTransform):
     def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
         import tensorflow as tf
 
-        from ..dtype_names import tf_dtype
+        from ..engine.basics.dtype_names import tf_dtype
 
         return tf.cast(value, tf_dtype(self.dtype))
 
@@ -385,7 +385,7 @@ class RemapVocab(_EachTransform):
         old_vocab_size: int = -1,
         backup_initializer: Any = None,
     ) -> None:
-        from ..vocab import VocabError, VocabRemap
+        from ..engine.reading.vocab import VocabError, VocabRemap
 
         try:
             self.remap = VocabRemap(
@@ -411,7 +411,7 @@ class RemapVocab(_EachTransform):
         return hash(("remap_vocab", self.text, id(self.remap.backup_initializer)))
 
     def one_spec(self, shape: tuple, dtype: str, target: tuple | None) -> Spec:
-        from ..vocab import VocabError
+        from ..engine.reading.vocab import VocabError
 
         if dtype == "string":
             raise TransformError(f"{self.text} cannot remap a string tensor")
@@ -421,7 +421,7 @@ class RemapVocab(_EachTransform):
             raise TransformError(f"{self.text}: {e}") from None
 
     def one(self, array: np.ndarray, out: Spec, alloc: Alloc) -> np.ndarray:
-        from ..vocab import VocabError
+        from ..engine.reading.vocab import VocabError
 
         try:
             return self.remap.apply(array, alloc)
@@ -430,7 +430,7 @@ class RemapVocab(_EachTransform):
 
     def one_graph(self, value: Any, spec: Spec, out: Spec) -> Any:
         # TF's GenerateVocabRemapping reads the vocabulary files when the graph runs
-        from ..vocab_graph import remap_ops
+        from ..engine.targets.vocab_graph import remap_ops
 
         return remap_ops(self.remap, value, spec[0])
 

@@ -47,10 +47,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..policy import UNSET, RestorePolicy
-from ..preamble import prepare
-from ..reader import pretrained_path
-from ..report import RestoreReport
+from ..engine.planning.policy import UNSET, RestorePolicy
+from ..engine.planning.preamble import prepare
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.reader import pretrained_path
 from . import _graph, graph_def
 from ._plan import eager_init, graph_or_raise, make_map, plan_in_graph
 from ._saver import PlannedSaver, init_unrestored, restore_saver

@@ -29,9 +29,9 @@ from tensorflow.python.ops import resource_variable_ops
 
 from .. import transforms as tt
 from ..bundle.fastread import default_threads
-from ..mapping import AssignmentMap
-from ..plan import RestorePlan
-from ..variables import Part, TargetVariable, collect_targets, target_name
+from ..engine.grammar.mapping import AssignmentMap
+from ..engine.planning.plan import RestorePlan
+from ..engine.targets.variables import Part, TargetVariable, collect_targets, target_name
 from . import _routes
 
 __all__ = [

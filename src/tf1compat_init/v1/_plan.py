@@ -12,12 +12,12 @@ from typing import Any
 import tensorflow as tf
 
 from ..apply import apply_plan
+from ..engine.grammar.mapping import AssignmentMap
+from ..engine.planning.plan import RestorePlan, plan_restore
+from ..engine.planning.policy import RestorePolicy
+from ..engine.reading.reader import open_checkpoint
+from ..engine.targets.variables import TargetVariable, collect_targets, target_specs
 from ..errors import AssignmentMapError
-from ..mapping import AssignmentMap
-from ..plan import RestorePlan, plan_restore
-from ..policy import RestorePolicy
-from ..reader import open_checkpoint
-from ..variables import TargetVariable, collect_targets, target_specs
 from . import _graph, _routes
 
 logger = logging.getLogger("tf1compat_init.v1")

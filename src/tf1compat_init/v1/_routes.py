@@ -16,10 +16,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..dtype_names import tf_dtype
+from ..engine.basics.dtype_names import tf_dtype
+from ..engine.planning.plan import RestorePlan
+from ..engine.targets.variables import Part, TargetVariable
 from ..errors import AssignmentMapError
-from ..plan import RestorePlan
-from ..variables import Part, TargetVariable
 
 
 def add_reads(

@@ -11,10 +11,10 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..engine.planning.policy import UNSET, RestorePolicy
+from ..engine.planning.preamble import prepare
+from ..engine.planning.report import RestoreReport
 from ..errors import AssignmentMapError
-from ..policy import UNSET, RestorePolicy
-from ..preamble import prepare
-from ..report import RestoreReport
 from . import _graph
 from ._plan import graph_or_raise, plan_in_graph
 

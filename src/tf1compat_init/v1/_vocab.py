@@ -20,11 +20,11 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..engine.reading.reader import CheckpointInfo
+from ..engine.reading.vocab import VocabError, VocabRemap
+from ..engine.targets.variables import TargetVariable
+from ..engine.targets.vocab_graph import backup_initializer, remap_ops
 from ..errors import AssignmentMapError
-from ..reader import CheckpointInfo
-from ..variables import TargetVariable
-from ..vocab import VocabError, VocabRemap
-from ..vocab_graph import backup_initializer, remap_ops
 
 __all__ = ["VocabPlan", "build_vocab_initializers", "plan_vocab", "remap_ops"]
 

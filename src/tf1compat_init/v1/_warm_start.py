@@ -13,12 +13,12 @@ from typing import Any
 
 import tensorflow as tf
 
+from ..engine.grammar.mapping import nearest
+from ..engine.planning.plan import DEFAULT_OPTIONAL, plan_restore
+from ..engine.planning.report import RestoreReport
+from ..engine.reading.reader import CheckpointInfo, open_checkpoint
+from ..engine.targets.variables import collect_targets, target_specs
 from ..errors import AssignmentMapError
-from ..mapping import nearest
-from ..plan import DEFAULT_OPTIONAL, plan_restore
-from ..reader import CheckpointInfo, open_checkpoint
-from ..report import RestoreReport
-from ..variables import collect_targets, target_specs
 from . import _graph
 from ._plan import graph_or_raise
 

@@ -19,11 +19,11 @@ from typing import Any
 import tensorflow as tf
 from google.protobuf import text_format
 
-from .._tfcompat import GRAPH_TEXT_ADVICE, graph_text_writable
+from ..engine.basics.tfcompat import GRAPH_TEXT_ADVICE, graph_text_writable
 
 __all__ = ["CheckpointSaverHook", "adopt_saver_hooks", "can_save_graph_def", "warn_once"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("tf1compat_init.v1._graph_def")  # stable name (the old path)
 _warned = False
 
 

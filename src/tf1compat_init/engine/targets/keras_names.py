@@ -22,12 +22,12 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import AssignmentMapError, KerasModelError
-from .mapping import ROOT, AssignmentMap
-from .plan import dtype_name
-from .reader import CheckpointInfo
+from ...errors import AssignmentMapError, KerasModelError
+from ..grammar.mapping import ROOT, AssignmentMap
+from ..planning.plan import dtype_name
+from ..reading.reader import CheckpointInfo
+from ..reading.view import saved_names
 from .variables import Part, TargetVariable
-from .view import saved_names
 
 __all__ = [
     "KerasModelError",
@@ -37,7 +37,7 @@ __all__ = [
     "weight_names",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("tf1compat_init.keras._names")  # stable name (the old path)
 
 _TF_SUFFIX = re.compile(r":\d+$")
 _NUMBERED = re.compile(r"^(.*?)_(\d+)$")

@@ -1,0 +1,12 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
+"""Old path of :mod:`tf1compat_init.engine.targets.keras_names`.
+
+Kept so that imports of the old path keep working. The name stands for the engine module
+itself (one module object, not a copy), so attributes set on either are seen by both.
+"""
+
+import sys
+
+from ..engine.targets import keras_names as _module
+
+sys.modules[__name__] = _module
