@@ -144,16 +144,8 @@ def stop_if_higher_hook(
     run_every_secs: float | None = 60,
     run_every_steps: int | None = None,
 ) -> tf.compat.v1.train.SessionRunHook:
-    return _threshold_hook(
-        estimator,
-        metric_name,
-        threshold,
-        True,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (eval_dir, min_steps, run_every_secs, run_every_steps)
+    return _threshold_hook(threshold, True, estimator, metric_name, *every)
 
 
 def stop_if_lower_hook(
@@ -165,16 +157,8 @@ def stop_if_lower_hook(
     run_every_secs: float | None = 60,
     run_every_steps: int | None = None,
 ) -> tf.compat.v1.train.SessionRunHook:
-    return _threshold_hook(
-        estimator,
-        metric_name,
-        threshold,
-        False,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (eval_dir, min_steps, run_every_secs, run_every_steps)
+    return _threshold_hook(threshold, False, estimator, metric_name, *every)
 
 
 def stop_if_no_increase_hook(
@@ -186,16 +170,8 @@ def stop_if_no_increase_hook(
     run_every_secs: float | None = 60,
     run_every_steps: int | None = None,
 ) -> tf.compat.v1.train.SessionRunHook:
-    return _no_improvement_hook(
-        estimator,
-        metric_name,
-        max_steps_without_increase,
-        True,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (eval_dir, min_steps, run_every_secs, run_every_steps)
+    return _no_improvement_hook(max_steps_without_increase, True, estimator, metric_name, *every)
 
 
 def stop_if_no_decrease_hook(
@@ -207,16 +183,8 @@ def stop_if_no_decrease_hook(
     run_every_secs: float | None = 60,
     run_every_steps: int | None = None,
 ) -> tf.compat.v1.train.SessionRunHook:
-    return _no_improvement_hook(
-        estimator,
-        metric_name,
-        max_steps_without_decrease,
-        False,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (eval_dir, min_steps, run_every_secs, run_every_steps)
+    return _no_improvement_hook(max_steps_without_decrease, False, estimator, metric_name, *every)
 
 
 stop_if_higher_hook.__doc__ = _hook_docstring(
@@ -279,78 +247,85 @@ def _metric(metrics: dict, metric_name: str, step: int, eval_dir: str) -> float:
         raise
 
 
-def _threshold_hook(
+def _eval_metric_hook(
+    new_check: Callable[[], Callable[[int, float], bool]],
     estimator: Any,
     metric_name: str,
-    threshold: float,
-    higher_is_better: bool,
     eval_dir: str | None,
     min_steps: int,
     run_every_secs: float | None,
     run_every_steps: int | None,
 ) -> tf.compat.v1.train.SessionRunHook:
+    # Each look walks the evaluations by step (those below min_steps skipped) with a fresh
+    # new_check(); the first check(step, value) that holds stops training.
     if eval_dir is None:
         eval_dir = estimator.eval_dir()
+
+    def should_stop() -> bool:
+        check = new_check()
+        for step, metrics in read_eval_metrics(eval_dir).items():
+            if step >= min_steps and check(step, _metric(metrics, metric_name, step, eval_dir)):
+                return True
+        return False
+
+    return make_early_stopping_hook(estimator, should_stop, run_every_secs, run_every_steps)
+
+
+def _threshold_hook(
+    threshold: float, higher_is_better: bool, estimator: Any, metric_name: str, *every: Any
+) -> tf.compat.v1.train.SessionRunHook:
     crossed = operator.gt if higher_is_better else operator.lt
     relation = "greater than" if higher_is_better else "less than"
 
-    def should_stop() -> bool:
-        for step, metrics in read_eval_metrics(eval_dir).items():
-            if step < min_steps:
-                continue
-            value = _metric(metrics, metric_name, step, eval_dir)
-            if crossed(value, threshold):
-                logger.info(
-                    'At step %s, metric "%s" has value %s which is %s the configured '
-                    "threshold (%s) for early stopping.",
-                    step,
-                    metric_name,
-                    value,
-                    relation,
-                    threshold,
-                )
-                return True
-        return False
+    def check(step: int, value: float) -> bool:
+        if not crossed(value, threshold):
+            return False
+        logger.info(
+            'At step %s, metric "%s" has value %s which is %s the configured '
+            "threshold (%s) for early stopping.",
+            step,
+            metric_name,
+            value,
+            relation,
+            threshold,
+        )
+        return True
 
-    return make_early_stopping_hook(estimator, should_stop, run_every_secs, run_every_steps)
+    return _eval_metric_hook(lambda: check, estimator, metric_name, *every)
 
 
 def _no_improvement_hook(
-    estimator: Any,
-    metric_name: str,
     max_steps_without_improvement: int,
     higher_is_better: bool,
-    eval_dir: str | None,
-    min_steps: int,
-    run_every_secs: float | None,
-    run_every_steps: int | None,
+    estimator: Any,
+    metric_name: str,
+    *every: Any,
 ) -> tf.compat.v1.train.SessionRunHook:
-    if eval_dir is None:
-        eval_dir = estimator.eval_dir()
     better = operator.gt if higher_is_better else operator.lt
     direction = "increase" if higher_is_better else "decrease"
 
-    def should_stop() -> bool:
+    def new_check() -> Callable[[int, float], bool]:
         best = best_step = None
-        for step, metrics in read_eval_metrics(eval_dir).items():
-            if step < min_steps:
-                continue
-            value = _metric(metrics, metric_name, step, eval_dir)
+
+        def check(step: int, value: float) -> bool:
+            nonlocal best, best_step
             if best is None or better(value, best):
                 best, best_step = value, step
-            if step - best_step >= max_steps_without_improvement:
-                logger.info(
-                    'No %s in metric "%s" for %s steps, which is greater than or equal to '
-                    "max steps (%s) configured for early stopping.",
-                    direction,
-                    metric_name,
-                    step - best_step,
-                    max_steps_without_improvement,
-                )
-                return True
-        return False
+            if step - best_step < max_steps_without_improvement:
+                return False
+            logger.info(
+                'No %s in metric "%s" for %s steps, which is greater than or equal to '
+                "max steps (%s) configured for early stopping.",
+                direction,
+                metric_name,
+                step - best_step,
+                max_steps_without_improvement,
+            )
+            return True
 
-    return make_early_stopping_hook(estimator, should_stop, run_every_secs, run_every_steps)
+        return check
+
+    return _eval_metric_hook(new_check, estimator, metric_name, *every)
 
 
 def _get_or_create_stop_var() -> Any:
@@ -381,9 +356,7 @@ class _StopOnPredicateHook(tf.compat.v1.train.SessionRunHook):
         self._timer = tf.compat.v1.train.SecondOrStepTimer(
             every_secs=run_every_secs, every_steps=run_every_steps
         )
-        self._global_step_tensor = None
-        self._stop_var = None
-        self._stop_op = None
+        self._global_step_tensor = self._stop_var = self._stop_op = None
 
     def begin(self) -> None:
         self._global_step_tensor = tf.compat.v1.train.get_global_step()
@@ -471,8 +444,4 @@ def make_stop_at_checkpoint_step_hook(
     """
     if estimator.config.is_chief:
         return tf.compat.v1.train.StopAtStepHook(last_step=last_step)
-    return _StopAtCheckpointStepHook(
-        model_dir=estimator.model_dir,
-        last_step=last_step,
-        wait_after_file_check_secs=wait_after_file_check_secs,
-    )
+    return _StopAtCheckpointStepHook(estimator.model_dir, last_step, wait_after_file_check_secs)

@@ -67,7 +67,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "canned.parsing_utils": (f"{_E}.canned._parsing", _E),
     **{rel: (f"{_V1}.{mod}", f"{_E}.canned.{mod}") for rel, mod in _CANNED.items()},
     "head": (f"{_E}.head",),
-    "head.base_head": (f"{_E}.head._base", f"{_E}.head._checks"),
+    "head.base_head": (f"{_E}.head._base", f"{_E}.head._checks", f"{_E}.head._train_checks"),
     "head.head_utils": (f"{_E}.canned._head_utils",),
     **{rel: (f"{_E}.head.{mod}", f"{_E}.head") for rel, mod in _HEADS.items()},
     "hooks": (),

@@ -38,6 +38,7 @@ __all__ = [
     "batch_size_and_checks",
     "check_no_sync_replicas_optimizer",
     "fraction_of_zero",
+    "init_with_model_fn",
     "validate_feature_columns",
     "validate_features",
     "weight_column_key",
@@ -134,3 +135,29 @@ def batch_size_and_checks(features: dict, weight_column_key: str | None) -> tupl
         else:
             checks.append(tf.compat.v1.debugging.assert_equal(batch_size, first_dim))
     return checks, batch_size
+
+
+def init_with_model_fn(
+    est: Any,
+    estimator_cls: type,
+    model_fn: Any,
+    model_dir: Any,
+    config: Any,
+    warm_start_from: Any,
+    pass_config: bool,
+    **model_fn_kwargs: Any,
+) -> None:
+    """``estimator_cls.__init__`` of a canned estimator ``est`` whose ``model_fn`` is fixed.
+
+    Its ``model_fn(features, labels, mode, config)`` calls ``model_fn`` with those tensors,
+    ``model_fn_kwargs`` and, for the v1 estimators (``pass_config``), the run's config
+    (for partitioners; the V2 estimators build nothing from it).
+    """
+
+    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+        extra = {"config": config} if pass_config else {}
+        return model_fn(features=features, labels=labels, mode=mode, **model_fn_kwargs, **extra)
+
+    estimator_cls.__init__(
+        est, model_fn=_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+    )

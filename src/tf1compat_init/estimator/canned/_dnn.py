@@ -38,7 +38,7 @@ from tensorflow.python.feature_column.feature_column_v2 import is_feature_column
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
-from ._common import add_layer_summary, validate_features
+from ._common import add_layer_summary, init_with_model_fn, validate_features
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -228,29 +228,13 @@ class _DNNBase(Estimator):
         warm_start_from: Any,
         batch_norm: bool,
     ) -> None:
-        columns = tuple(feature_columns or [])
-
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            del config  # the V2 estimators build nothing from it (no partitioners)
-            return dnn_model_fn(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                hidden_units=hidden_units,
-                feature_columns=columns,
-                optimizer=optimizer,
-                activation_fn=activation_fn,
-                dropout=dropout,
-                batch_norm=batch_norm,
-            )
-
-        super().__init__(
-            model_fn=_model_fn,
-            model_dir=model_dir,
-            config=config,
-            warm_start_from=warm_start_from,
-        )
+        # The V2 estimators build nothing from the run's config (no partitioners).
+        init_with_model_fn(
+            self, Estimator, dnn_model_fn, model_dir, config, warm_start_from, False,
+            head=head, hidden_units=hidden_units, feature_columns=tuple(feature_columns or []),
+            optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
+            batch_norm=batch_norm,
+        )  # fmt: skip
 
 
 class DNNClassifier(_DNNBase):

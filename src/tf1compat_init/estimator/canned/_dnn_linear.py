@@ -40,6 +40,7 @@ from ._common import (
     NO_COLUMNS,
     add_layer_summary,
     check_no_sync_replicas_optimizer,
+    init_with_model_fn,
     validate_feature_columns,
     validate_features,
 )
@@ -157,52 +158,15 @@ def dnn_linear_combined_model_fn(
     )
 
 
-class _CombinedBase(Estimator):
-    def __init__(
-        self,
-        head: Any,
-        model_dir: Any,
-        linear_feature_columns: Any,
-        linear_optimizer: Any,
-        dnn_feature_columns: Any,
-        dnn_optimizer: Any,
-        dnn_hidden_units: Any,
-        dnn_activation_fn: Any,
-        dnn_dropout: Any,
-        config: Any,
-        warm_start_from: Any,
-        batch_norm: bool,
-        linear_sparse_combiner: str,
-        loss_reduction: Any = _SUM_OVER_BATCH_SIZE,
-    ) -> None:
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            del config
-            return dnn_linear_combined_model_fn(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                linear_feature_columns=linear_feature_columns,
-                linear_optimizer=linear_optimizer,
-                dnn_feature_columns=dnn_feature_columns,
-                dnn_optimizer=dnn_optimizer,
-                dnn_hidden_units=dnn_hidden_units,
-                dnn_activation_fn=dnn_activation_fn,
-                dnn_dropout=dnn_dropout,
-                batch_norm=batch_norm,
-                linear_sparse_combiner=linear_sparse_combiner,
-                loss_reduction=loss_reduction,
-            )
-
-        super().__init__(
-            model_fn=_model_fn,
-            model_dir=model_dir,
-            config=config,
-            warm_start_from=warm_start_from,
-        )
+def _combined_init(est, head, model_dir, config, warm_start_from, **kwargs) -> None:
+    # The V2 estimators build nothing from the run's config (no partitioners).
+    init_with_model_fn(
+        est, Estimator, dnn_linear_combined_model_fn, model_dir, config, warm_start_from, False,
+        head=head, **kwargs,
+    )  # fmt: skip
 
 
-class DNNLinearCombinedClassifier(_CombinedBase):
+class DNNLinearCombinedClassifier(Estimator):
     """Wide and deep classifier (``tf.estimator.DNNLinearCombinedClassifier``, TF 2.15).
 
     Args:
@@ -262,25 +226,17 @@ class DNNLinearCombinedClassifier(_CombinedBase):
             label_vocabulary=label_vocabulary,
             loss_reduction=loss_reduction,
         )
-        super().__init__(
-            head,
-            model_dir,
-            linear_feature_columns,
-            linear_optimizer,
-            dnn_feature_columns,
-            dnn_optimizer,
-            dnn_hidden_units,
-            dnn_activation_fn,
-            dnn_dropout,
-            config,
-            warm_start_from,
-            batch_norm,
-            linear_sparse_combiner,
-            loss_reduction,
-        )
+        _combined_init(
+            self, head, model_dir, config, warm_start_from,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner, loss_reduction=loss_reduction,
+        )  # fmt: skip
 
 
-class DNNLinearCombinedRegressor(_CombinedBase):
+class DNNLinearCombinedRegressor(Estimator):
     """Wide and deep regressor (``tf.estimator.DNNLinearCombinedRegressor``, TF 2.15).
 
     Arguments as :class:`DNNLinearCombinedClassifier`, with ``label_dimension`` instead
@@ -313,24 +269,17 @@ class DNNLinearCombinedRegressor(_CombinedBase):
             weight_column=weight_column,
             loss_reduction=loss_reduction,
         )
-        super().__init__(
-            head,
-            model_dir,
-            linear_feature_columns,
-            linear_optimizer,
-            dnn_feature_columns,
-            dnn_optimizer,
-            dnn_hidden_units,
-            dnn_activation_fn,
-            dnn_dropout,
-            config,
-            warm_start_from,
-            batch_norm,
-            linear_sparse_combiner,
-        )
+        _combined_init(
+            self, head, model_dir, config, warm_start_from,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner,
+        )  # fmt: skip
 
 
-class DNNLinearCombinedEstimator(_CombinedBase):
+class DNNLinearCombinedEstimator(Estimator):
     """Wide and deep with a head of your choice (``tf.estimator.DNNLinearCombinedEstimator``).
 
     Arguments as :class:`DNNLinearCombinedClassifier`, with ``head`` in place of the
@@ -355,18 +304,11 @@ class DNNLinearCombinedEstimator(_CombinedBase):
         self._feature_columns = validate_feature_columns(
             linear_feature_columns, dnn_feature_columns
         )
-        super().__init__(
-            head,
-            model_dir,
-            linear_feature_columns,
-            linear_optimizer,
-            dnn_feature_columns,
-            dnn_optimizer,
-            dnn_hidden_units,
-            dnn_activation_fn,
-            dnn_dropout,
-            config,
-            None,
-            batch_norm,
-            linear_sparse_combiner,
-        )
+        _combined_init(
+            self, head, model_dir, config, None,
+            linear_feature_columns=linear_feature_columns, linear_optimizer=linear_optimizer,
+            dnn_feature_columns=dnn_feature_columns, dnn_optimizer=dnn_optimizer,
+            dnn_hidden_units=dnn_hidden_units, dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout, batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner,
+        )  # fmt: skip

@@ -48,7 +48,7 @@ import tensorflow as tf
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
-from ._common import fraction_of_zero
+from ._common import fraction_of_zero, init_with_model_fn
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._linear_model import LinearModel, is_feature_column_v2
 from ._optimizers import get_optimizer_instance_v2
@@ -229,24 +229,14 @@ def _check_sdca(feature_columns: Any, optimizer: Any, sparse_combiner: str) -> b
 _SUM_OVER_BATCH_SIZE = keras2().losses.Reduction.SUM_OVER_BATCH_SIZE
 
 
-def _linear_estimator_model_fn(
-    head: Any, feature_columns: Any, optimizer: Any, sparse_combiner: str
-) -> Any:
-    """The ``model_fn`` every linear estimator hands the runner (only the head differs)."""
-
-    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-        return _linear_model_fn_v2(
-            features=features,
-            labels=labels,
-            mode=mode,
-            head=head,
-            feature_columns=tuple(feature_columns or []),
-            optimizer=optimizer,
-            config=config,
-            sparse_combiner=sparse_combiner,
-        )
-
-    return _model_fn
+def _linear_init(est, head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                 sparse_combiner) -> None:  # fmt: skip
+    """Every linear estimator's ``Estimator.__init__`` (only the head differs)."""
+    init_with_model_fn(
+        est, Estimator, _linear_model_fn_v2, model_dir, config, warm_start_from, True,
+        head=head, feature_columns=tuple(feature_columns or []), optimizer=optimizer,
+        sparse_combiner=sparse_combiner,
+    )  # fmt: skip
 
 
 class LinearClassifierV2(Estimator):
@@ -298,12 +288,8 @@ class LinearClassifierV2(Estimator):
             loss_reduction=loss_reduction,
         )
 
-        super().__init__(
-            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
-            model_dir=model_dir,
-            config=config,
-            warm_start_from=warm_start_from,
-        )
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                     sparse_combiner)  # fmt: skip
 
 
 class LinearRegressorV2(Estimator):
@@ -344,12 +330,8 @@ class LinearRegressorV2(Estimator):
             loss_reduction=loss_reduction,
         )
 
-        super().__init__(
-            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
-            model_dir=model_dir,
-            config=config,
-            warm_start_from=warm_start_from,
-        )
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                     sparse_combiner)  # fmt: skip
 
 
 class LinearEstimatorV2(Estimator):
@@ -378,12 +360,8 @@ class LinearEstimatorV2(Estimator):
         sparse_combiner: str = "sum",
         warm_start_from: Any = None,
     ) -> None:
-        super().__init__(
-            model_fn=_linear_estimator_model_fn(head, feature_columns, optimizer, sparse_combiner),
-            model_dir=model_dir,
-            config=config,
-            warm_start_from=warm_start_from,
-        )
+        _linear_init(self, head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                     sparse_combiner)  # fmt: skip
 
 
 # TF 2.15 named the V2 classes so (their name shows in reprs and argument errors).

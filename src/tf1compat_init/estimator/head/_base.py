@@ -34,7 +34,7 @@ import tensorflow as tf
 
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
-from . import _checks
+from . import _checks, _train_checks
 from ._keys import MetricKeys
 
 __all__ = [
@@ -299,13 +299,13 @@ def create_estimator_spec_train_op(
             optimizer, or ``trainable_variables`` / ``update_ops`` not a list or tuple.
     """
     del head_name
-    _checks.validate_update_ops(update_ops)
+    _train_checks.validate_update_ops(update_ops)
     with tf.compat.v1.name_scope(""), tf.compat.v1.name_scope("training"):
         if optimizer is not None:
             if train_op_fn is not None:
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
-            _checks.validate_v2_optimizer(optimizer)
-            _checks.validate_trainable_variables(trainable_variables)
+            _train_checks.validate_v2_optimizer(optimizer)
+            _train_checks.validate_trainable_variables(trainable_variables)
             if loss_reduction == _checks.SUM_OVER_BATCH_SIZE:
                 replicas = tf.distribute.get_strategy().num_replicas_in_sync
                 if replicas > 1:

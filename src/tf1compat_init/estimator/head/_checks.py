@@ -45,9 +45,6 @@ __all__ = [
     "validate_loss_fn_args",
     "validate_loss_reduction",
     "validate_n_classes",
-    "validate_trainable_variables",
-    "validate_update_ops",
-    "validate_v2_optimizer",
 ]
 
 #: ``tf.losses.Reduction`` values (Keras 2's ``ReductionV2``), spelled out so that
@@ -81,13 +78,7 @@ _LABEL_SHAPE_ERR_MSG = (
     "labels shape must be [D0, D1, ... DN, {}]. Suggested Fix: check your "
     "n_classes argument to the head and/or the shape of your label."
 )
-_VALIDATION_ERROR_MSG = "{} should be a list or a tuple. Given type: {}."
 _LOGITS_SHAPE_MSG = "logits shape must be [D0, D1, ... DN, logits_dimension]"
-_KERAS3_OPTIMIZER_ADVICE = (
-    "\ntf1compat_init: heads build the train op with a Keras 2 optimizer's get_updates() "
-    "in graph mode; on TensorFlow >= 2.16 use a tf_keras legacy optimizer, e.g. "
-    "tf_keras.optimizers.legacy.Adagrad(0.05), not a tf.keras (Keras 3) one."
-)
 
 
 def _numeric_column_types() -> tuple:
@@ -414,35 +405,6 @@ def validate_loss_reduction(loss_reduction: Any) -> None:
         raise ValueError(
             f"Invalid loss_reduction: {loss_reduction}. See `tf.losses.Reduction` for valid "
             "options."
-        )
-
-
-def validate_update_ops(update_ops: Any = None) -> None:
-    if update_ops is not None and not isinstance(update_ops, list | tuple):
-        raise ValueError(_VALIDATION_ERROR_MSG.format("update_ops", type(update_ops)))
-
-
-def validate_v2_optimizer(optimizer: Any) -> None:
-    """Raises ``ValueError`` unless ``optimizer`` is a Keras 2 optimizer (legacy or not)."""
-    from .._keras2 import keras2
-
-    keras = keras2()
-    if not isinstance(optimizer, keras.optimizers.Optimizer | keras.optimizers.legacy.Optimizer):
-        message = (
-            "The given optimizer is not a tf.keras.optimizers.Optimizer "
-            f"instance. Received optimizer of type {type(optimizer)}"
-        )
-        if type(optimizer).__module__.startswith("keras"):
-            message += _KERAS3_OPTIMIZER_ADVICE
-        raise ValueError(message)
-
-
-def validate_trainable_variables(trainable_variables: Any = None) -> None:
-    if trainable_variables is None:
-        raise ValueError(f"trainable_variables cannot be None. Given {trainable_variables}")
-    if not isinstance(trainable_variables, list | tuple):
-        raise ValueError(
-            _VALIDATION_ERROR_MSG.format("trainable_variables", type(trainable_variables))
         )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column as _fc_v1
 
-from ..canned._common import batch_size_and_checks, weight_column_key
+from ..canned._common import batch_size_and_checks, init_with_model_fn, weight_column_key
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -72,18 +72,10 @@ def baseline_model_fn(
 
 
 def _baseline_init(est, head, model_dir, optimizer, config, weight_column=None) -> None:
-    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-        return baseline_model_fn(
-            features=features,
-            labels=labels,
-            mode=mode,
-            head=head,
-            optimizer=optimizer,
-            weight_column=weight_column,
-            config=config,
-        )
-
-    Estimator.__init__(est, model_fn=_model_fn, model_dir=model_dir, config=config)
+    init_with_model_fn(
+        est, Estimator, baseline_model_fn, model_dir, config, None, True,
+        head=head, optimizer=optimizer, weight_column=weight_column,
+    )  # fmt: skip
 
 
 class BaselineClassifier(Estimator):

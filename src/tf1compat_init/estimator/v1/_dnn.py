@@ -35,7 +35,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._spec import ModeKeys
-from ..canned._common import add_layer_summary, validate_features
+from ..canned._common import add_layer_summary, init_with_model_fn, validate_features
 from ..canned._optimizers import LEARNING_RATE, get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -174,31 +174,12 @@ def _dnn_estimator_init(
     warm_start_from: Any,
     batch_norm: bool,
 ) -> None:
-    feature_columns = tuple(feature_columns or [])
-
-    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-        return dnn_model_fn(
-            features=features,
-            labels=labels,
-            mode=mode,
-            head=head,
-            hidden_units=hidden_units,
-            feature_columns=feature_columns,
-            optimizer=optimizer,
-            activation_fn=activation_fn,
-            dropout=dropout,
-            input_layer_partitioner=input_layer_partitioner,
-            config=config,
-            batch_norm=batch_norm,
-        )
-
-    Estimator.__init__(
-        est,
-        model_fn=_model_fn,
-        model_dir=model_dir,
-        config=config,
-        warm_start_from=warm_start_from,
-    )
+    init_with_model_fn(
+        est, Estimator, dnn_model_fn, model_dir, config, warm_start_from, True,
+        head=head, hidden_units=hidden_units, feature_columns=tuple(feature_columns or []),
+        optimizer=optimizer, activation_fn=activation_fn, dropout=dropout,
+        input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
+    )  # fmt: skip
 
 
 class DNNClassifier(Estimator):
@@ -233,19 +214,9 @@ class DNNClassifier(Estimator):
             n_classes, weight_column, label_vocabulary, loss_reduction
         )
         _dnn_estimator_init(
-            self,
-            head,
-            hidden_units,
-            feature_columns,
-            model_dir,
-            optimizer,
-            activation_fn,
-            dropout,
-            input_layer_partitioner,
-            config,
-            warm_start_from,
-            batch_norm,
-        )
+            self, head, hidden_units, feature_columns, model_dir, optimizer, activation_fn,
+            dropout, input_layer_partitioner, config, warm_start_from, batch_norm,
+        )  # fmt: skip
 
 
 class DNNRegressor(Estimator):
@@ -273,19 +244,9 @@ class DNNRegressor(Estimator):
             loss_reduction=loss_reduction,
         )
         _dnn_estimator_init(
-            self,
-            head,
-            hidden_units,
-            feature_columns,
-            model_dir,
-            optimizer,
-            activation_fn,
-            dropout,
-            input_layer_partitioner,
-            config,
-            warm_start_from,
-            batch_norm,
-        )
+            self, head, hidden_units, feature_columns, model_dir, optimizer, activation_fn,
+            dropout, input_layer_partitioner, config, warm_start_from, batch_norm,
+        )  # fmt: skip
 
 
 class DNNEstimator(Estimator):
@@ -306,16 +267,6 @@ class DNNEstimator(Estimator):
         batch_norm: bool = False,
     ) -> None:
         _dnn_estimator_init(
-            self,
-            head,
-            hidden_units,
-            feature_columns,
-            model_dir,
-            optimizer,
-            activation_fn,
-            dropout,
-            input_layer_partitioner,
-            config,
-            warm_start_from,
-            batch_norm,
-        )
+            self, head, hidden_units, feature_columns, model_dir, optimizer, activation_fn,
+            dropout, input_layer_partitioner, config, warm_start_from, batch_norm,
+        )  # fmt: skip

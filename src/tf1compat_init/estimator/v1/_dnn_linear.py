@@ -35,6 +35,7 @@ import tensorflow as tf
 from ..canned._common import (
     add_layer_summary,
     check_no_sync_replicas_optimizer,
+    init_with_model_fn,
     validate_feature_columns,
 )
 from ..canned._optimizers import get_optimizer_instance
@@ -144,14 +145,9 @@ def dnn_linear_combined_model_fn(
 
 
 def _combined_init(est, head, model_dir, config, warm_start_from, **kwargs) -> None:
-    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-        return dnn_linear_combined_model_fn(
-            features=features, labels=labels, mode=mode, head=head, config=config, **kwargs
-        )
-
-    Estimator.__init__(
-        est, model_fn=_model_fn, model_dir=model_dir, config=config,
-        warm_start_from=warm_start_from,
+    init_with_model_fn(
+        est, Estimator, dnn_linear_combined_model_fn, model_dir, config, warm_start_from, True,
+        head=head, **kwargs,
     )  # fmt: skip
 
 

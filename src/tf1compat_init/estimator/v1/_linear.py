@@ -33,7 +33,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..canned._common import fraction_of_zero
+from ..canned._common import fraction_of_zero, init_with_model_fn
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -121,24 +121,10 @@ def _check_optimizer(optimizer: Any) -> None:
 def _linear_init(est, head, feature_columns, model_dir, optimizer, config, partitioner,
                  warm_start_from, sparse_combiner) -> None:  # fmt: skip
     _check_optimizer(optimizer)
-    feature_columns = tuple(feature_columns or [])
-
-    def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-        return linear_model_fn(
-            features=features,
-            labels=labels,
-            mode=mode,
-            head=head,
-            feature_columns=feature_columns,
-            optimizer=optimizer,
-            partitioner=partitioner,
-            config=config,
-            sparse_combiner=sparse_combiner,
-        )
-
-    Estimator.__init__(
-        est, model_fn=_model_fn, model_dir=model_dir, config=config,
-        warm_start_from=warm_start_from,
+    init_with_model_fn(
+        est, Estimator, linear_model_fn, model_dir, config, warm_start_from, True,
+        head=head, feature_columns=tuple(feature_columns or []), optimizer=optimizer,
+        partitioner=partitioner, sparse_combiner=sparse_combiner,
     )  # fmt: skip
 
 
