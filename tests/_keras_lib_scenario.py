@@ -65,7 +65,20 @@ def run(model_to_estimator, checkpoint_format: str = "checkpoint") -> dict:
         {k_: np.asarray(v).tolist() for k_, v in p.items()}
         for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(8))
     ]
+
+    def serving_input_fn():
+        x_ph = tf.compat.v1.placeholder(tf.float32, [None, 3], name="x")
+        if type(est).__module__.startswith("tf1compat_init"):
+            from tf1compat_init.estimator.export import ServingInputReceiver
+        else:
+            ServingInputReceiver = tf.estimator.export.ServingInputReceiver  # noqa: N806
+        return ServingInputReceiver({"x": x_ph}, {"x": x_ph})
+
+    export_dir = est.export_saved_model(os.path.join(model_dir, "export"), serving_input_fn)
+    loaded = tf.saved_model.load(export_dir)
+    signatures = {key: sorted(fn.structured_outputs) for key, fn in loaded.signatures.items()}
     return {
+        "signatures": signatures,
         "model_dir": sorted(p for p in os.listdir(model_dir) if not p.startswith("events")),
         "keras_dir": sorted(os.listdir(os.path.join(model_dir, "keras"))),
         "warm_start": warm,

@@ -30,7 +30,7 @@ FLOAT_KEYS = ("warm_start", "values", "metrics")
 
 def assert_same_run(mine: dict, ref: dict) -> None:
     assert set(mine) == set(ref)
-    for key in ("model_dir", "keras_dir", "names"):
+    for key in ("model_dir", "keras_dir", "names", "signatures"):
         assert mine[key] == ref[key], key
     for key in FLOAT_KEYS:
         assert mine[key].keys() == ref[key].keys(), key
@@ -52,6 +52,7 @@ def test_same_run_as_tf215(fmt):
     assert_same_run(mine, ref)
     if fmt == "checkpoint":
         assert "layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE" in ref["names"]
+        assert ref["signatures"] == {"serving_default": ["out"]}
         assert_same_run(ref, json.loads(GOLDEN.read_text()))
     else:
         assert "hidden/kernel" in ref["names"] and "global_step" in ref["names"]
