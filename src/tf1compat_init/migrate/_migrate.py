@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..bundle import storage as _storage
+from ..engine.basics.tensor_bytes import Progress, human
 from ..engine.planning.policy import UNSET, RestorePolicy
 from ..engine.planning.preamble import prepare
-from ..engine.basics.tensor_bytes import Progress, human
 from . import _destination, _lock, _model, _safetensors, _stream, _tf1
 from ._loaders import load_factory
 from ._rename import rename_checkpoint

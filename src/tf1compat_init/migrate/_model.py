@@ -20,12 +20,12 @@ import numpy as np
 
 from ..bundle import storage as _storage
 from ..bundle.crc import crc32c
-from ..errors import CheckpointCorruptError, CheckpointMismatchError
+from ..engine.basics.tensor_bytes import Progress, raw_bytes
 from ..engine.grammar.mapping import AssignmentMap
 from ..engine.planning.policy import RestorePolicy
 from ..engine.reading.reader import CheckpointInfo, open_checkpoint
-from ..engine.basics.tensor_bytes import Progress, raw_bytes
 from ..engine.reading.view import NamedView
+from ..errors import CheckpointCorruptError, CheckpointMismatchError
 
 __all__ = ["Written", "build", "prebuild", "verify", "write"]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from ..bundle import storage as _storage
 from ..bundle.crc import crc32c
-from ..errors import CheckpointCorruptError
 from ..engine.basics.tensor_bytes import Progress, raw_bytes
 from ..engine.reading.view import NamedView
+from ..errors import CheckpointCorruptError
 from ._stream import Chunks, prefetched
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]

@@ -23,8 +23,8 @@ from typing import Any
 
 from ..bundle import storage as _storage
 from ..bundle.dtypes import numpy_dtype
-from ..errors import DiskFullError
 from ..engine.basics.tensor_bytes import human
+from ..errors import DiskFullError
 
 __all__ = ["CHUNK", "WINDOW", "Chunks", "check_space", "disk_full_as_error", "prefetched"]
 

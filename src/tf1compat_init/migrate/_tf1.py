@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from ..errors import CheckpointCorruptError, Tf1CompatError
-from ..engine.reading.reader import checkpoint_from_reader
 from ..engine.basics.tensor_bytes import Progress
+from ..engine.reading.reader import checkpoint_from_reader
 from ..engine.reading.view import NamedView
+from ..errors import CheckpointCorruptError, Tf1CompatError
 from ._stream import Chunks, prefetched
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]
