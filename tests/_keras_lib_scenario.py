@@ -3,6 +3,9 @@
 
 ``python tests/_keras_lib_scenario.py OUT.json [--ours] [--install]`` writes the run's record;
 the TF 2.15 leg writes the golden file with the real ``tf.keras.estimator.model_to_estimator``.
+With ``--variants`` it writes ``{variant: record}`` for each of :data:`VARIANTS` but the
+first, through ``tensorflow_estimator.python.estimator.keras_lib.model_to_estimator`` (the
+real one on TF 2.15; ours through the alias after ``--install``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,37 @@ def keras2():
     return tf_keras
 
 
-def run(model_to_estimator, checkpoint_format: str = "checkpoint") -> dict:
+#: The arguments a run can vary beyond the checkpoint format: ``metric_names_map``,
+#: ``export_outputs`` (a PredictOutput signature "out" beside serving_default),
+#: ``keras_model_path`` (the model saved to HDF5 and passed by path) and ``use_v2_estimator``.
+VARIANTS = ("", "metric_names_map", "export_outputs", "keras_model_path", "use_v2_estimator")
+
+
+def _variant_kwargs(variant: str, model, model_to_estimator) -> dict:
+    """model_to_estimator's arguments for one of :data:`VARIANTS` (the model's among them)."""
+    if variant == "metric_names_map":
+        return {"keras_model": model, "metric_names_map": {"mae": "mean_abs_err"}}
+    if variant == "export_outputs":
+        ours = model_to_estimator.__module__.startswith("tf1compat_init")
+        if ours:
+            from tf1compat_init.estimator.export import PredictOutput
+        else:
+            import tensorflow as tf
+
+            PredictOutput = tf.estimator.export.PredictOutput  # noqa: N806
+        return {"keras_model": model, "export_outputs": {"out": PredictOutput}}
+    if variant == "keras_model_path":
+        path = os.path.join(tempfile.mkdtemp(), "model.h5")
+        model.save(path)
+        return {"keras_model_path": path}
+    if variant == "use_v2_estimator":
+        return {"keras_model": model, "use_v2_estimator": True}
+    if variant:
+        raise ValueError(f"unknown variant {variant!r}; one of {VARIANTS}")
+    return {"keras_model": model}
+
+
+def run(model_to_estimator, checkpoint_format: str = "checkpoint", variant: str = "") -> dict:
     """Trains a two-layer model 3 steps from fixed weights; returns names, values, metrics."""
     import numpy as np
     import tensorflow as tf
@@ -40,9 +73,9 @@ def run(model_to_estimator, checkpoint_format: str = "checkpoint") -> dict:
     )
     model_dir = tempfile.mkdtemp()
     est = model_to_estimator(
-        keras_model=model,
         model_dir=model_dir,
         checkpoint_format=checkpoint_format,
+        **_variant_kwargs(variant, model, model_to_estimator),
     )
     x = (np.arange(24, dtype="float32").reshape(8, 3) / 10.0) - 1.0
     y = x.sum(1, keepdims=True) * 0.5
@@ -77,7 +110,7 @@ def run(model_to_estimator, checkpoint_format: str = "checkpoint") -> dict:
     export_dir = est.export_saved_model(os.path.join(model_dir, "export"), serving_input_fn)
     loaded = tf.saved_model.load(export_dir)
     signatures = {key: sorted(fn.structured_outputs) for key, fn in loaded.signatures.items()}
-    return {
+    record = {
         "signatures": signatures,
         "model_dir": sorted(p for p in os.listdir(model_dir) if not p.startswith("events")),
         "keras_dir": sorted(os.listdir(os.path.join(model_dir, "keras"))),
@@ -87,6 +120,10 @@ def run(model_to_estimator, checkpoint_format: str = "checkpoint") -> dict:
         "metrics": metrics,
         "predictions": preds,
     }
+    if variant:
+        # The v1 Estimator has TF 1.x's export_savedmodel; the v2 one does not.
+        record["v1_estimator"] = hasattr(est, "export_savedmodel")
+    return record
 
 
 def main(argv: list[str]) -> None:
@@ -101,8 +138,14 @@ def main(argv: list[str]) -> None:
     else:
         fn = keras2().estimator.model_to_estimator
     fmt = "saver" if "--saver" in argv else "checkpoint"
+    if "--variants" in argv:
+        from tensorflow_estimator.python.estimator import keras_lib
+
+        record = {v: run(keras_lib.model_to_estimator, fmt, v) for v in VARIANTS[1:]}
+    else:
+        record = run(fn, fmt)
     with open(out, "w") as f:
-        json.dump(run(fn, fmt), f, indent=1, sort_keys=True)
+        json.dump(record, f, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -24,13 +24,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 import _keras_lib_scenario as scenario  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden" / "keras_lib_tf215.json"
+VARIANTS_GOLDEN = ROOT / "tests" / "golden" / "keras_lib_variants_tf215.json"
 RTOL = 1e-5
 FLOAT_KEYS = ("warm_start", "values", "metrics")
 
 
 def assert_same_run(mine: dict, ref: dict) -> None:
     assert set(mine) == set(ref)
-    for key in ("model_dir", "keras_dir", "names", "signatures"):
+    for key in ("model_dir", "keras_dir", "names", "signatures", "v1_estimator"):
+        if key not in ref:
+            continue
         assert mine[key] == ref[key], key
     for key in FLOAT_KEYS:
         assert mine[key].keys() == ref[key].keys(), key
@@ -58,6 +61,29 @@ def test_same_run_as_tf215(fmt):
         assert "hidden/kernel" in ref["names"] and "global_step" in ref["names"]
 
 
+@pytest.mark.tf215
+@pytest.mark.parametrize("variant", scenario.VARIANTS[1:])
+def test_arguments_give_the_same_run_as_tf215(variant):
+    """metric_names_map, export_outputs, keras_model_path and use_v2_estimator, both ways.
+
+    The reference is tensorflow-estimator's own ``keras_lib.model_to_estimator``, the function
+    both Kerases' public ones call (v1 with ``use_v2_estimator=False``, v2 with True).
+    """
+    from tensorflow_estimator.python.estimator import keras_lib
+
+    from tf1compat_init.estimator._keras_lib import model_to_estimator
+
+    ref = scenario.run(keras_lib.model_to_estimator, "checkpoint", variant)
+    mine = scenario.run(model_to_estimator, "checkpoint", variant)
+    assert_same_run(mine, ref)
+    assert mine["v1_estimator"] == ref["v1_estimator"] == (variant != "use_v2_estimator")
+    if variant == "metric_names_map":
+        assert "mean_abs_err" in ref["metrics"] and "mae" not in ref["metrics"]
+    if variant == "export_outputs":
+        assert set(ref["signatures"]) == {"serving_default", "out"}
+    assert_same_run(ref, json.loads(VARIANTS_GOLDEN.read_text())[variant])
+
+
 @pytest.mark.tf_keras
 @pytest.mark.tf221
 @pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
@@ -74,6 +100,29 @@ def test_tf_keras_model_to_estimator_after_install_matches_tf215(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_same_run(json.loads(out.read_text()), json.loads(GOLDEN.read_text()))
+
+
+@pytest.mark.tf_keras
+@pytest.mark.tf221
+@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
+def test_keras_lib_arguments_after_install_match_tf215(tmp_path):
+    """The private keras_lib path, with each argument variant, gives TF 2.15's runs."""
+    out = tmp_path / "variants.json"
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "_keras_lib_scenario.py"), str(out), "--install"]
+        + ["--variants"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    mine, golden = json.loads(out.read_text()), json.loads(VARIANTS_GOLDEN.read_text())
+    assert set(mine) == set(golden) == set(scenario.VARIANTS[1:])
+    for variant in golden:
+        assert_same_run(mine[variant], golden[variant])
 
 
 def _compiled_model():
