@@ -183,3 +183,52 @@ def test_keras3_model_is_refused_with_advice(tmp_path):
     assert "tf_keras.estimator.model_to_estimator" in str(err.value)
     assert "TF_USE_LEGACY_KERAS=1" in str(err.value)
     assert not os.listdir(tmp_path)
+
+
+@pytest.mark.tf215
+def test_subclassed_model_as_tf215(tmp_path):
+    """A subclassed model: object-based checkpoints refused with 2.15's text; with ``saver``,
+    the same variable names. (2.15 rebuilds a subclassed model's layers in place and does not
+    warm-start them from the Keras weights, so its values are random: only names compare.)"""
+    from tensorflow_estimator.python.estimator import keras_lib
+
+    from tf1compat_init.estimator._keras_lib import model_to_estimator
+
+    k = scenario.keras2()
+
+    class Net(k.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = k.layers.Dense(4, activation="relu", name="hidden")
+            self.out = k.layers.Dense(1, name="out")
+
+        def call(self, x):
+            return self.out(self.hidden(x))
+
+    x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+    y = x.sum(1, keepdims=True)
+    runs = []
+    for fn in (keras_lib.model_to_estimator, model_to_estimator):
+        model = Net()
+        model.compile(optimizer=k.optimizers.legacy.SGD(0.05), loss="mse", metrics=["mae"])
+        model.fit(x, y, epochs=1, verbose=0)
+        model_dir = tmp_path / fn.__module__
+        with pytest.raises(ValueError) as err:
+            fn(keras_model=model, model_dir=str(model_dir / "object"))
+        est = fn(keras_model=model, model_dir=str(model_dir / "saver"), checkpoint_format="saver")
+        est.train(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat(), steps=2)
+        metrics = est.evaluate(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(8))
+        runs.append(
+            (
+                str(err.value),
+                sorted(n for n, _ in tf.train.list_variables(est.model_dir)),
+                sorted(metrics),
+            )
+        )
+    assert runs[0] == runs[1]
+    assert "Object-based checkpoints are currently not supported" in runs[0][0]
+    assert runs[0][1] == [
+        "global_step",
+        *(f"net/{layer}/{w}" for layer in ("hidden", "out") for w in ("bias", "kernel")),
+        *(f"training/SGD/{h}" for h in ("decay", "learning_rate", "momentum")),
+    ]
