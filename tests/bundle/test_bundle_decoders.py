@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_bundle import _f_fixed32, _f_len, _f_varint, _varint, entry_proto
+from support.crafted_bundle import _f_fixed32, _f_len, _f_varint, _varint, entry_proto
 
 from tf1compat_init.bundle.entries import parse_entry
 from tf1compat_init.bundle.objects import ObjectGraph
