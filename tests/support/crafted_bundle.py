@@ -116,3 +116,18 @@ def write_bundle(prefix, tensors, *, header=None, extra=(), num_shards=1, ctype=
     items.insert(0, (b"", header if header is not None else header_proto(num_shards)))
     Path(f"{prefix}.index").write_bytes(table_bytes(items, ctype=ctype))
     Path(f"{prefix}.data-00000-of-{num_shards:05d}").write_bytes(bytes(data))
+
+
+# -- For the decoders' tests: ids and overlong tags. --------------------------------------
+
+NEG1 = (1 << 64) - 1  # -1 as a varint: 10 bytes
+
+
+def _id(data: bytes) -> str:
+    return data.hex()[:24] or "empty"
+
+
+def _overlong(field: int, wire: int, size: int) -> bytes:
+    """A tag in ``size`` bytes (valid up to 5)."""
+    tag = _varint(field << 3 | wire)
+    return tag[:-1] + bytes([tag[-1] | 0x80]) + b"\x80" * (size - len(tag) - 1) + b"\x00"

@@ -17,10 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.crafted_bundle import (
-    _f_fixed32,
     _f_len,
-    _f_varint,
-    _varint,
     entry_proto,
     header_proto,
     table_bytes,
@@ -28,11 +25,9 @@ from support.crafted_bundle import (
 )
 
 from tf1compat_init.bundle import crc as _crc
-from tf1compat_init.bundle import slice_keys as _slice_keys
 from tf1compat_init.bundle.crc import crc32c, mask_crc, unmask_crc
 from tf1compat_init.bundle.dtypes import numpy_dtype
 from tf1compat_init.bundle.entries import parse_entry
-from tf1compat_init.bundle.proto import ProtoDecodeError, decode_varint, iter_fields
 from tf1compat_init.bundle.reader import BundleReader
 from tf1compat_init.bundle.slice_keys import encode_tensor_name_slice
 from tf1compat_init.bundle.table import _read_table
@@ -315,67 +310,6 @@ def test_python_fallback_crc_matches():
     blob = rng.integers(0, 256, 1 << 20, dtype=np.uint8).tobytes()
     assert crc32c(blob) == google_crc32c.value(blob)
     assert crc32c(blob[3:]) == google_crc32c.value(blob[3:])  # unaligned start
-
-
-@pytest.mark.pure
-def test_ordered_code_signed_numbers():
-    enc = _slice_keys._oc_signed_num_increasing
-    # The two worked examples in TensorFlow's ordered_code.cc.
-    assert enc(0x424242) == bytes.fromhex("f0424242")
-    assert enc(-0x800) == bytes.fromhex("3800")
-    assert (
-        enc(0) == b"\x80" and enc(-1) == b"\x7f" and enc(63) == b"\xbf" and enc(64) == b"\xc0\x40"
-    )
-    assert len(enc(2**63 - 1)) == 10 and len(enc(-(2**63))) == 10
-    # The encoding is order preserving (its purpose), over every length.
-    values = sorted(
-        {s * (2**k + d) for k in range(63) for d in (-1, 0, 1) for s in (1, -1)} | {0, 2**63 - 1}
-    )
-    values = [v for v in values if -(2**63) <= v < 2**63]
-    encoded = [enc(v) for v in values]
-    assert encoded == sorted(encoded)
-    assert len(set(encoded)) == len(encoded)
-
-
-@pytest.mark.pure
-def test_encode_tensor_name_slice_layout():
-    key = encode_tensor_name_slice(b"a\x00b\xff", [(0, -1), (2, 3)])
-    assert key == b"\x00" + b"a\x00\xffb\xff\x00\x00\x01" + b"\x01\x02" + b"\x80\x7f" + b"\x82\x83"
-
-
-@pytest.mark.pure
-def test_proto_decoder_rejects_malformed():
-    assert decode_varint(b"\x96\x01", 0) == (150, 2)
-    assert decode_varint(b"\xff" * 9 + b"\x01", 0) == (2**64 - 1, 10)
-    with pytest.raises(ProtoDecodeError):
-        decode_varint(b"\x80\x80", 0)  # truncated
-    with pytest.raises(ProtoDecodeError):
-        decode_varint(b"\xff" * 10 + b"\x01", 0)  # too long
-    with pytest.raises(ProtoDecodeError):
-        decode_varint(b"\xff" * 9 + b"\x7f", 0)  # over 64 bits
-    with pytest.raises(ProtoDecodeError):
-        list(iter_fields(_varint(2 << 3 | 2) + _varint(10) + b"abc"))  # length overrun
-    with pytest.raises(ProtoDecodeError):
-        list(iter_fields(_varint(1 << 3 | 3)))  # group wire type
-    with pytest.raises(ProtoDecodeError):
-        list(iter_fields(b"\x00"))  # field number 0
-    assert list(iter_fields(_f_varint(1, 5) + _f_len(2, b"xy") + _f_fixed32(6, 7))) == [
-        (1, 0, 5),
-        (2, 2, b"xy"),
-        (6, 5, 7),
-    ]
-
-
-@pytest.mark.pure
-def test_numpy_dtype_mapping():
-    assert numpy_dtype("float32") == np.dtype("float32")
-    assert numpy_dtype("string") == np.dtype(object)
-    assert numpy_dtype("qint8") == np.dtype("int8")
-    ml_dtypes = pytest.importorskip("ml_dtypes")
-    assert numpy_dtype("bfloat16") == np.dtype(ml_dtypes.bfloat16)
-    for name in ["variant", "resource", "float32_ref", "unknown_dtype_99", "int2"]:
-        with pytest.raises(UnsupportedCheckpointError):
-            numpy_dtype(name)
 
 
 # ---------------------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""The decoders of the two messages a checkpoint holds thousands of, on crafted bytes.
+"""tf1compat_init.bundle.entries: the decoder of a tensor's index entry, on crafted bytes.
 
-One decoder per message (``entries.parse_entry``, the object graph's); each walks the
+One decoder per message a checkpoint holds thousands of (``entries.parse_entry`` here, the
+object graph's in test_objects.py); each walks the
 layout TensorFlow writes in line and everything else through :mod:`.proto`. Here: what
 they decode (every valid form, not only TensorFlow's), and the exact error for each way
 bytes can be malformed. ``test_bundle_protobuf.py`` compares them with ``protobuf`` on
-random messages; ``test_bundle.py`` with what TensorFlow writes and reads.
+random messages; ``test_reader.py`` with what TensorFlow writes and reads.
 """
 
 from __future__ import annotations
@@ -12,26 +13,22 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.crafted_bundle import _f_fixed32, _f_len, _f_varint, _varint, entry_proto
+from support.crafted_bundle import (
+    NEG1,
+    _f_fixed32,
+    _f_len,
+    _f_varint,
+    _id,
+    _overlong,
+    _varint,
+    entry_proto,
+)
 
 from tf1compat_init.bundle.entries import parse_entry
 from tf1compat_init.bundle.objects import ObjectGraph
 from tf1compat_init.bundle.proto import ProtoDecodeError, decode_tag
 
 pytestmark = pytest.mark.pure
-
-NEG1 = (1 << 64) - 1  # -1 as a varint: 10 bytes
-
-
-def _id(data: bytes) -> str:
-    return data.hex()[:24] or "empty"
-
-
-def _overlong(field: int, wire: int, size: int) -> bytes:
-    """A tag in ``size`` bytes (valid up to 5)."""
-    tag = _varint(field << 3 | wire)
-    return tag[:-1] + bytes([tag[-1] | 0x80]) + b"\x80" * (size - len(tag) - 1) + b"\x00"
-
 
 #: (bytes, what parse_entry returns).
 ENTRIES = [
@@ -161,91 +158,3 @@ def test_decode_tag():
         decode_tag(b"\x00\x80\x80\x80\x80\x10", 1, 6)
     with pytest.raises(ProtoDecodeError, match="tag at byte 0 is not a varint32"):
         decode_tag(b"\x88\x80\x80\x80\x80\x00", 0, 6)
-
-
-# -- The object graph: TrackableObjectGraph and its TrackableObjects. -------------------
-
-
-def _child(node_id: int, name: bytes) -> bytes:
-    return _f_len(1, _f_varint(1, node_id) + _f_len(2, name))
-
-
-def _attribute(name: bytes, full_name: bytes, key: bytes) -> bytes:
-    return _f_len(2, _f_len(1, name) + _f_len(2, full_name) + _f_len(3, key))
-
-
-def _slot(original: int, name: bytes, slot: int) -> bytes:
-    return _f_len(3, _f_varint(1, original) + _f_len(2, name) + _f_varint(3, slot))
-
-
-def _node(data: bytes) -> tuple:
-    (node,) = ObjectGraph.parse(_f_len(1, data)).nodes
-    return node.children, node.attributes, node.slot_variables
-
-
-KEY = "model/kernel/.ATTRIBUTES/VARIABLE_VALUE"
-
-#: (TrackableObject bytes, (children, attributes, slot_variables)).
-OBJECTS = [
-    (b"", ((), (), ())),
-    (_child(1, b"model") + _child(2, b"optimizer"), (((1, "model"), (2, "optimizer")), (), ())),
-    (
-        _attribute(b"VARIABLE_VALUE", b"dense/kernel", KEY.encode()) + _f_len(5, b"\x08\x01"),
-        ((), (("VARIABLE_VALUE", "dense/kernel", KEY),), ()),  # has_checkpoint_values skipped
-    ),
-    (
-        _child(300, b"x" * 200) + _attribute(b"a", b"", b"k" * 150),  # multi-byte ids, lengths
-        (((300, "x" * 200),), (("a", "", "k" * 150),), ()),
-    ),
-    (
-        _child(1, "ünïcode".encode()) + _f_len(4, b"\x0a\x05saver") + _f_varint(9, 1),
-        (((1, "ünïcode"),), (), ()),  # a registered saver and an unknown field, skipped
-    ),
-    (_child(1, b"\xff\xfe"), (((1, "\udcff\udcfe"),), (), ())),  # not UTF-8: kept as is
-    (_f_len(1, b"") + _f_len(2, b""), (((0, ""),), (("", "", ""),), ())),
-    (_slot(1, b"m", 2) + _slot(3, b"v", 4), ((), (), ((1, "m", 2), (3, "v", 4)))),
-    (_f_len(2, _f_len(1, b"a") + _f_varint(4, 1)), ((), (("a", "", ""),), ())),
-    (_f_len(1, _f_varint(1, NEG1) + _f_varint(7, 1)), (((-1, ""),), (), ())),
-    (
-        _f_len(1, _overlong(1, 0, 3) + b"\x07" + _overlong(2, 2, 2) + b"\x01n"),
-        (((7, "n"),), (), ()),  # overlong tags in a child
-    ),
-    (_f_len(2, _overlong(3, 2, 2) + b"\x01k" + _f_len(3, b"j")), ((), (("", "", "j"),), ())),
-]
-
-BAD_OBJECTS = [
-    (b"\x02\x00", "field number 0 is invalid"),
-    (_f_len(1, b"\x08"), "truncated varint at byte 1"),
-    (_child(1, b"m")[:-1], "field 1: length 5 runs past the end of a 6-byte message"),
-    (_f_len(1, b"\x12\x03ab"), "field 2: length 3 runs past the end of a 4-byte message"),
-    (_f_len(2, b"\x1a\x03ab"), "field 3: length 3 runs past the end of a 4-byte message"),
-    (_f_varint(1, 1), "field 1 has wire type 0, expected 2"),
-    (_f_varint(3, 1), "field 3 has wire type 0, expected 2"),
-    (_f_len(1, _f_len(1, b"")), "field 1 has wire type 2, expected 0"),
-    (_f_len(1, _f_varint(2, 1)), "field 2 has wire type 0, expected 2"),
-    (_f_len(2, _f_varint(3, 1)), "field 3 has wire type 0, expected 2"),
-    (_f_len(3, _f_len(3, b"")), "field 3 has wire type 2, expected 0"),
-    (_f_len(1, b"\x0b"), "field 1: unsupported wire type 3"),
-    (_varint(9 << 3 | 5) + b"\x00", "field 9: truncated fixed32"),
-]
-
-
-@pytest.mark.parametrize(("data", "expected"), OBJECTS, ids=[_id(d) for d, _ in OBJECTS])
-def test_objects(data, expected):
-    assert _node(data) == expected
-
-
-@pytest.mark.parametrize(("data", "message"), BAD_OBJECTS, ids=[_id(d) for d, _ in BAD_OBJECTS])
-def test_bad_objects(data, message):
-    with pytest.raises(ProtoDecodeError, match=message):
-        _node(data)
-
-
-def test_object_graph_fields():
-    node = _child(1, b"a")
-    graph = ObjectGraph.parse(_f_len(1, node) + _f_varint(2, 5) + _f_len(1, b""))
-    assert [n.children for n in graph.nodes] == [((1, "a"),), ()]
-    with pytest.raises(ProtoDecodeError, match="field 1 has wire type 0, expected 2"):
-        ObjectGraph.parse(_f_varint(1, 1))
-    with pytest.raises(ProtoDecodeError, match="field 1: length 9 runs past the end of a 11-byte"):
-        ObjectGraph.parse(_f_len(1, node) + b"\x0a\x09")
