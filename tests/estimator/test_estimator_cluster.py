@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support import SUPPORT
 from support.ports import free_ports
 from support.ports import task_logs as _logs
 
 tf = pytest.importorskip("tensorflow")
 
-HERE = Path(__file__).resolve().parent
 TIMEOUT_S = 240  # hard bound; a healthy run takes about 20-60 s on 2 cores
 MAX_STEPS = 20
 
@@ -68,7 +68,7 @@ def _run_cluster(lib: str, tmp_path: Path, pretrained: str | None = None, n_ps: 
             procs[role] = subprocess.Popen(
                 [
                     sys.executable,
-                    str(HERE.parents[1] / "support" / "estimator_cluster_task.py"),
+                    str(SUPPORT / "estimator_cluster_task.py"),
                     lib,
                     str(model_dir),
                     str(outs[role]),

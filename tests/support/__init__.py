@@ -5,3 +5,8 @@ there with ``tests/conftest.py``). Some modules also run as scripts, in subproce
 hand (``python tests/support/canned_dnn.py --golden``); their golden files are in
 ``tests/golden/``.
 """
+
+from pathlib import Path
+
+#: This folder: scripts that tests start by path are ``SUPPORT / "<name>.py"``.
+SUPPORT = Path(__file__).resolve().parent

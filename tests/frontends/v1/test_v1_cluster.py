@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import SUPPORT
 from support.ports import free_ports
 from support.ports import task_logs as _logs
 
@@ -24,7 +25,6 @@ tf = pytest.importorskip("tensorflow")
 
 from support.v1_helpers import save_checkpoint  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 TIMEOUT_S = 150  # hard upper bound; a healthy run takes about 15-40 s on 2 cores
 W = [1.0, 2.0, 3.0]
 B = [10.0, 20.0]
@@ -57,7 +57,7 @@ def test_chief_warm_starts_once_and_worker_sees_its_values(tmp_path):
                 procs[role] = subprocess.Popen(
                     [
                         sys.executable,
-                        str(HERE.parents[1] / "support" / "v1_cluster_task.py"),
+                        str(SUPPORT / "v1_cluster_task.py"),
                         str(config_path),
                         role,
                     ],
