@@ -25,7 +25,7 @@ writes ``OUT_DIR/<layout>/model.ckpt`` (a name-based, format V2 checkpoint, as a
   names of the canned estimator's checkpoints (``tests/golden/dnn_linear_tf215_model``).
 
 BERT and ResNet-50 names and shapes are checked against checkpoints written by the real
-model code (``tests/test_model_layouts.py``); GPT-2's against its published parameter count.
+model code (``tests/project/test_model_layouts.py``); GPT-2's against its published parameter count.
 
 Values are random (float32 normal * 0.02, slots of Adam's ``v`` and Adagrad's accumulators
 positive), each tensor from its own seed derived from its name, so :func:`expected` rebuilds

@@ -8,7 +8,7 @@ Each round starts, in a fresh process and in alternating order:
   estimator package (what a tf.estimator script pays anyway, reported apart).
 
 Medians over ``--repeats`` rounds after one untimed warm-up each; the load average is
-recorded. Never asserted by a test (tests/test_benchmarks_smoke.py runs ``--quick``).
+recorded. Never asserted by a test (tests/project/test_benchmarks_smoke.py runs ``--quick``).
 
     python benchmarks/run_overhead.py              # 9 rounds
     python benchmarks/run_overhead.py --quick      # CI smoke test

@@ -7,7 +7,7 @@
   the ``conv2d_same`` way; Keras strides in the next unit's 1x1 convs. A 3x3 stride-2 conv
   padded (1, 1) equals a 3x3 SAME stride-1 conv read at even positions, and 1x1 convs,
   batch norm, ReLU and the identity shortcut commute with that subsampling, so both
-  compute the same numbers (verified to 1e-5 against the TF1 graph in tests/test_recipes.py);
+  compute the same numbers (verified to 1e-5 against the TF1 graph in tests/recipes/test_recipes.py);
 - batch-norm epsilon 1.001e-5 vs slim's 1e-5: below float32 resolution at these variances;
   set to 1e-5 here anyway;
 - Keras' conv biases (slim has none): zero-initialized and left untouched by the recipe.

@@ -12,7 +12,7 @@
 # dependencies: it declares the full `tensorflow` wheel), and the TF 2.21 leg's test
 # requirements. Extra arguments go to pytest. The last line printed is one Markdown table row:
 #   | TF | protobuf | keras | tf_keras | tests | examples | date |
-# tests/test_recipes.py builds its TF1 checkpoints with TF 2.15: it uses .venvs/tf215 (made by
+# tests/recipes/test_recipes.py builds its TF1 checkpoints with TF 2.15: it uses .venvs/tf215 (made by
 # scripts/setup.sh) or TF1COMPAT_TF215_PYTHON.
 # Logs (pytest -v: one line per test, so a run stopped early still shows its counts) and the
 # junit file stay in the environment's directory (results/).

@@ -4,7 +4,7 @@
 
 The output, ``src/tf1compat_init/alias/upstream_names.json``, is what
 ``tf1compat_init.alias`` answers for: a name listed there is either one of the library's
-objects or an error that says tf1compat_init does not provide it. tests/test_alias.py
+objects or an error that says tf1compat_init does not provide it. tests/frontends/alias/test_alias.py
 checks on the TF 2.15 leg that the file still matches the installed wheel.
 """
 

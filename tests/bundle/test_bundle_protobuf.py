@@ -7,7 +7,7 @@ must decode to exactly what ``protobuf`` decodes. Truncated, mutated and random 
 must either raise :class:`ProtoDecodeError` or decode to what ``protobuf`` decodes:
 never a value ``protobuf`` would not give. For those the schema is the lenient one
 (strings as bytes, the two fields the object decoder skips as bytes; see
-``_bundle_protos``), since what the decoder does not check it does not claim to check.
+``support.bundle_protos``), since what the decoder does not check it does not claim to check.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import pytest
 
 pytest.importorskip("google.protobuf")
 
-from _bundle_protos import (  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from support.bundle_protos import (  # noqa: E402
     entry_values,
     header_values,
     node_values,
     schema,
 )
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from tf1compat_init.bundle.entries import _parse_header, parse_entry  # noqa: E402
 from tf1compat_init.bundle.objects import ObjectGraph  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from . import _helpers as h  # noqa: E402
+from support import reliability as h  # noqa: E402
 
 
 @pytest.fixture(scope="session")

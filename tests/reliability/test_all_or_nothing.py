@@ -21,13 +21,13 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from support import reliability as h  # noqa: E402
+
 import tf1compat_init as tci  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
 from tf1compat_init.bundle import fastread as _fastread  # noqa: E402
 from tf1compat_init.bundle import reader as _bundle  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
-
-from . import _helpers as h  # noqa: E402
 
 #: 12 layers of 32 -> 32 (kernel and bias): 24 variables, 6 layers per shard.
 WIDE = h.Spec(layers=tuple((f"l{i:02d}", 32, 32) for i in range(12)))

@@ -13,12 +13,12 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from support import reliability as h  # noqa: E402
+
 import tf1compat_init as tci  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
 from tf1compat_init.errors import TargetError  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
-
-from . import _helpers as h  # noqa: E402
 
 ENGINE_CASES = [c for c in h.CASES if "engine" in c.frontends]
 

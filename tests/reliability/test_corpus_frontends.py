@@ -1,8 +1,8 @@
 """The bad-input corpus against every front end: ``tf1compat_init.v1`` (graph and eager),
 ``tf1compat_init.keras``, ``tf1compat_init.checkpoint``, and the CLI in a subprocess.
 
-Each front end runs every case that applies to it (``_helpers.CASES``); adding a front end
-is one line in ``_helpers.FRONTENDS``. Per case: the exact error type, a message naming
+Each front end runs every case that applies to it (``support.reliability.CASES``); adding a front end
+is one line in ``support.reliability.FRONTENDS``. Per case: the exact error type, a message naming
 the path, key, shapes or rule, and nothing changed (every variable compared by value, no
 file added or changed). A defect found in a front end owned elsewhere is an
 ``xfail(strict=True)`` naming it, so the fix turns it into a pass.
@@ -17,7 +17,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from . import _helpers as h  # noqa: E402
+from support import reliability as h  # noqa: E402
 
 PY_FRONTENDS = ("v1_graph", "v1_graph_verify", "v1_eager", "keras", "checkpoint")
 

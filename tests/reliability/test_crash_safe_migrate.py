@@ -26,11 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _bundles import write_checkpoint
+from support import reliability_light as hl
+from support.bundles import write_checkpoint
 
 import tf1compat_init as tci
-
-from . import _helpers_light as hl
 
 
 @pytest.fixture(scope="module")

@@ -32,13 +32,12 @@ hypothesis = pytest.importorskip("hypothesis")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from support import reliability as h  # noqa: E402
 
 import tf1compat_init as tci  # noqa: E402
 from tf1compat_init.apply import apply_plan  # noqa: E402
 from tf1compat_init.errors import Tf1CompatError  # noqa: E402
 from tf1compat_init.variables import collect_targets, target_specs  # noqa: E402
-
-from . import _helpers as h  # noqa: E402
 
 EXAMPLE_TIMEOUT_S = 20
 #: RELIABILITY_EXAMPLES=N runs N random (not derandomized) examples per property, on demand.

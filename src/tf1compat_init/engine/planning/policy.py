@@ -42,7 +42,7 @@ __all__ = [
 #: (:data:`tf1compat_init.migrate.OPTIMIZER_PATTERNS`) and the recipes' ``drop``
 #: (:data:`tf1compat_init.recipes.TRAINING_STATE`), so a fine-tune's slots are optional,
 #: dropped and left out alike. Each entry is written against the names the real optimizer
-#: gives (``tests/test_optimizer_state.py`` builds them):
+#: gives (``tests/engine/planning/test_optimizer_state.py`` builds them):
 OPTIMIZER_STATE: tuple[str, ...] = (
     # tf.compat.v1.train: a slot is ``<var>/<optimizer name>``, a second one ``..._1``;
     # contrib's AdamW, LazyAdam and AdaMax, LAMB and Adafactor as tf.train.Optimizers too.

@@ -26,7 +26,7 @@ size in ``params["batch_size"]``; ``model_fn`` must take ``params`` and gets a c
 ``EstimatorSpec`` through ``as_estimator_spec()``. Steps are counted by an
 ``ExamplesPerSecondHook`` instead of the ``StepCounterHook`` and loss logging of
 ``Estimator``. This module reproduces that path, observed on TF 2.15 and checked against
-it (tests/test_tpu_estimator.py); ``use_tpu=True`` is refused, as there is no TPU runtime.
+it (tests/estimator/v1/tpu/test_tpu_estimator.py); ``use_tpu=True`` is refused, as there is no TPU runtime.
 """
 
 from __future__ import annotations
