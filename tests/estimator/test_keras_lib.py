@@ -116,8 +116,8 @@ def test_keras_lib_arguments_after_install_match_tf215(tmp_path):
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "_keras_lib_scenario.py"), str(out), "--install"]
-        + ["--variants"],
+        [sys.executable, str(ROOT / "tests" / "support" / "keras_lib_scenario.py"), str(out)]
+        + ["--install", "--variants"],
         env=env,
         capture_output=True,
         text=True,
