@@ -238,7 +238,7 @@ def migrate(
                 else:
                     assert model is not None
                     written = _model.write(view, model, format, tmp_out, policy, progress, built)
-                    _model.verify(written, format, tmp_out)
+                    _model.check(written, format, tmp_out)
                     report = written.report
                     tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
                     nbytes = sum(view.nbytes(n) for n in report.loaded.values())
