@@ -231,14 +231,26 @@ def test_tf2_big_model_is_verified_tensor_by_tensor(tmp_path, monkeypatch):
 
 
 @keras3_only
-def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch):
+@pytest.mark.parametrize("big", [False, True])
+def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch, big):
+    """Each dataset is read back alone; a small model is also loaded with load_weights."""
     import h5py
 
+    from tf1compat_init.migrate import _model
+
     src, _ = _source(tmp_path, _keras)
+    reloads = []
+    if big:
+        monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
+        monkeypatch.setattr(_model, "verify", lambda *a: reloads.append(a))
+    ok = tmp_path / "ok" / "m.weights.h5"
+    migrate(src, ok, format="keras", model=_keras)
+    _keras().load_weights(str(ok))
+    assert reloads == []
     real = _keras_stream._fill
 
-    def fill_then_change(view, path, places, loaded, progress):
-        done = real(view, path, places, loaded, progress)
+    def fill_then_change(view, path, *rest):
+        done = real(view, path, *rest)
         with h5py.File(path, "r+") as f:
             ds = f["layers/dense/vars/0"]  # fc1's kernel
             ds[...] = ds[()] + 1
@@ -300,3 +312,42 @@ def test_the_source_is_read_once(tmp_path, monkeypatch, fmt):
     out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
     migrate(src, out, format=fmt, model=_keras)
     assert reads == {k: 1 for k in values}
+
+
+@pytest.mark.parametrize("fmt", ["tf2", pytest.param("keras", marks=keras3_only)])
+def test_a_disk_that_fills_up_while_streaming(tmp_path, monkeypatch, fmt):
+    import errno
+
+    from tf1compat_init.bundle import storage
+    from tf1compat_init.errors import DiskFullError
+
+    src, _ = _source(tmp_path, _keras)
+
+    def full(*_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fmt == "keras":
+        monkeypatch.setattr(os, "pwrite", full)
+    else:
+        real_open = storage.open_exclusive
+
+        class Full:
+            def __init__(self, f):
+                self.f = f
+
+            def write(self, data):
+                full()
+
+            def __getattr__(self, attr):
+                return getattr(self.f, attr)
+
+        def filling_open(path):
+            f = real_open(path)
+            return Full(f) if path.endswith(".data-00000-of-00001") else f
+
+        monkeypatch.setattr(storage, "open_exclusive", filling_open)
+    out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
+    out.parent.mkdir()
+    with pytest.raises(DiskFullError, match="filled up"):
+        migrate(src, out, format=fmt, model=_keras)
+    assert list(out.parent.iterdir()) == []

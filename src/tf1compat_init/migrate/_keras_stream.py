@@ -10,8 +10,11 @@ allocated at once and never filled, and its place in the file noted. Everything 
 (groups, their ``name`` attributes, what a layer stores that is not a loaded variable)
 is written by Keras' code. After the file is closed, the source's bytes are streamed
 into those places (contiguous, uncompressed: a dataset's bytes are its array's in C
-order), their CRC32C recorded as written, then the file is synced. Loading it is plain
-``model.load_weights``, which :func:`~._model.verify` does.
+order), their CRC32C recorded as written, then the file is synced. :func:`verify` reads
+each dataset back through h5py at that path, a few rows at a time, against the CRC32C; a
+model of at most ``RELOAD_LIMIT`` bytes is also loaded back with plain
+``model.load_weights`` (:func:`~._model.verify`), which for a big one would cost about
+twice its largest tensor (Keras reads a dataset whole, then converts it to a tensor).
 
 Keras 2 (``tf_keras``, TF 2.15's ``tf.keras``) and remote destinations are not
 streamed (the values go through the model, as before).
@@ -33,7 +36,10 @@ from ..errors import CheckpointCorruptError
 from ._stream import Chunks, prefetched
 from ._tf2_stream import Streamed, Unstreamable, variable_of
 
-__all__ = ["write"]
+__all__ = ["verify", "write"]
+
+#: Bytes read back at a time while verifying.
+_READ = 16 << 20
 
 
 def _store_class() -> Any:
@@ -132,18 +138,20 @@ def write(
     if missing:
         os.remove(path)
         raise Unstreamable(f"Keras' walk does not store {sorted(missing)[0]} as a variable")
-    return _fill(view, path, _offsets(path, store.pending), loaded, progress)
+    return _fill(view, path, _offsets(path, store.pending), store.pending, loaded, progress)
 
 
 def _fill(
     view: NamedView,
     path: str,
     places: list[tuple[int, int, str]],
+    datasets: list[tuple[str, str]],
     loaded: dict[str, str],
     progress: Progress | None,
 ) -> Streamed:
     """Streams each target's source bytes into its place in the file; syncs it."""
     done = Streamed()
+    done.datasets = [(name, target) for name, target in datasets]
     names = [loaded[t] for _, _, t in places]
     total = sum(view.nbytes(n) for n in names)
     written = 0
@@ -173,3 +181,26 @@ def _fill(
     finally:
         os.close(fd)
     return done
+
+
+def verify(streamed: Streamed, path: str) -> None:
+    """Reads each streamed dataset back through h5py, at the path Keras loads it from, a
+    chunk of rows at a time; its bytes must have the CRC32C recorded as written."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        for name, target in streamed.datasets:
+            ds = f[name]
+            crc = 0
+            if ds.ndim == 0:
+                crc = crc32c(raw_bytes(np.asarray(ds[()])))
+            else:
+                row = max(ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64)), 1)
+                step = max(_READ // row, 1)
+                for begin in range(0, ds.shape[0], step):
+                    crc = crc32c(raw_bytes(ds[begin : begin + step]), crc)
+            if crc != streamed.by_target[target]:
+                raise CheckpointCorruptError(
+                    f"{target!r} of the file read back from the output differs from source "
+                    f"(dataset {name})"
+                )

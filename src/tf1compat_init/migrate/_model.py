@@ -81,7 +81,10 @@ def _value(target: Any) -> np.ndarray:
     """One target's whole value (its parts put together for a partitioned one)."""
     parts = target.parts
     if len(parts) == 1 and not target.partitioned:
-        return parts[0].variable.numpy()
+        v = parts[0].variable
+        if v.dtype.name == "string":
+            return v.numpy()
+        return np.asarray(v.read_value())  # the variable's buffer; .numpy() would copy it
     full = np.empty(target.shape, dtype=parts[0].variable.numpy().dtype)
     for p in parts:
         full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (
@@ -220,15 +223,20 @@ def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, s
 
 
 def check(written: Written, fmt: str, out_path: str) -> None:
-    """Verifies the output: :func:`verify`, or for a streamed ``tf2`` output its own check
-    (which reloads into the model only a model small enough to be held twice)."""
-    if fmt == "tf2" and written.streamed is not None:
-        from . import _tf2_stream
+    """Verifies the output: :func:`verify`, or for a streamed output its own check, each
+    tensor read back alone, then :func:`verify` (loading the whole output into the model,
+    which TensorFlow's restore and Keras' ``load_weights`` do with about the model's size
+    or twice the largest tensor again) for a model of at most ``RELOAD_LIMIT`` bytes."""
+    if written.streamed is None:
+        verify(written, fmt, out_path)
+        return
+    from . import _keras_stream, _tf2_stream
 
+    if fmt == "tf2":
         _tf2_stream.verify(written.streamed, out_path)
-        if _tf2_stream.model_bytes(written.targets) <= _tf2_stream.RELOAD_LIMIT:
-            verify(written, fmt, out_path)
     else:
+        _keras_stream.verify(written.streamed, out_path)
+    if _tf2_stream.model_bytes(written.targets) <= _tf2_stream.RELOAD_LIMIT:
         verify(written, fmt, out_path)
 
 

@@ -24,7 +24,6 @@ reads all values in one op, which would hold the model twice for a big one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +69,7 @@ class Streamed:
     graph: bytes = b""
     by_target: dict[str, int] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)  # key -> target, if streamed
+    datasets: list[tuple[str, str]] = field(default_factory=list)  # keras: (path, target)
 
 
 def root_of(model: Any) -> Any:
@@ -216,23 +216,19 @@ def write(
     return done
 
 
-def _read_back(prefix: str, keys: dict[str, str]) -> Iterator[tuple[str, np.ndarray]]:
-    """Each key's value as TensorFlow's ``RestoreV2`` reads it, one at a time."""
+def _read_back(prefix: str, key: str, dtype: str) -> np.ndarray:
+    """``key``'s value as TensorFlow's ``RestoreV2`` reads it (its checksum checked)."""
     import tensorflow as tf
 
-    for key, dtype in keys.items():
-        try:
-            (tensor,) = tf.raw_ops.RestoreV2(
-                prefix=prefix,
-                tensor_names=[key],
-                shape_and_slices=[""],
-                dtypes=[tf.as_dtype(dtype)],
-            )
-        except tf.errors.OpError as e:
-            raise CheckpointCorruptError(f"{key!r} does not read back: {e.message}") from e
-        value = np.asarray(tensor.numpy(), dtype=object if dtype == "string" else None)
-        del tensor
-        yield key, value
+    try:
+        (tensor,) = tf.raw_ops.RestoreV2(
+            prefix=prefix, tensor_names=[key], shape_and_slices=[""], dtypes=[tf.as_dtype(dtype)]
+        )
+    except tf.errors.OpError as e:
+        raise CheckpointCorruptError(f"{key!r} does not read back: {e.message}") from e
+    if dtype == "string":
+        return np.asarray(tensor.numpy(), dtype=object)
+    return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
 
 
 def verify(streamed: Streamed, prefix: str) -> None:
@@ -240,14 +236,15 @@ def verify(streamed: Streamed, prefix: str) -> None:
     every key holds what was written and the object graph is the one written."""
     import tensorflow as tf
 
-    reader = tf.train.load_checkpoint(prefix)
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # load_checkpoint's reader
     shapes = reader.get_variable_to_shape_map()
     if set(shapes) != set(streamed.crcs):
         raise CheckpointCorruptError(f"the written checkpoint {prefix} lists other keys")
     if reader.get_tensor(OBJECT_GRAPH_KEY) != streamed.graph:
         raise CheckpointCorruptError(f"the object graph of {prefix} is not the one written")
     del reader
-    for key, value in _read_back(prefix, streamed.dtypes):
+    for key, dtype in streamed.dtypes.items():
+        value = _read_back(prefix, key, dtype)  # one at a time: the last one is dropped
         if (
             tuple(value.shape) != tuple(streamed.shapes[key])
             or _value_crc(value) != streamed.crcs[key]
