@@ -1,13 +1,15 @@
 # tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
-"""The ``"tf2"`` and ``"keras"`` outputs: the renamed keys loaded into a model, then saved.
+"""The ``"tf2"`` and ``"keras"`` outputs: a model's checkpoint with the source's values.
 
-The model comes from the user's factory, called once. The source streams into it (read
-once, ``apply_plan``), each loaded variable's CRC32C is recorded, and the model saves
-itself. To verify, the same model's loaded variables are zeroed and the output is loaded
-back into it the way users will load it (``tf.train.Checkpoint.restore`` with
+The model comes from the user's factory, called once, and the renamed keys are planned
+against its variables by name. Then, where it can (:func:`_streamed`), the output is
+written from the model's structure with the values streamed from the source, never
+assigned (:mod:`._tf2_stream`, :mod:`._keras_stream`). Otherwise (logged) the source is
+loaded into the model (``apply_plan``), each loaded variable's CRC32C recorded, and the
+model saves itself; to verify, its loaded variables are zeroed and the output is loaded
+back into it the way users load it (``tf.train.Checkpoint.restore`` with
 ``assert_consumed``, or ``load_weights``); each must come back with its recorded CRC32C.
-So the model's weights are held once, never a second model or a copy of them all, and the
-source is not read again.
+Either way the model's weights are held once and the source is read once.
 """
 
 from __future__ import annotations
