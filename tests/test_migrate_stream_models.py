@@ -351,3 +351,42 @@ def test_a_disk_that_fills_up_while_streaming(tmp_path, monkeypatch, fmt):
     with pytest.raises(DiskFullError, match="filled up"):
         migrate(src, out, format=fmt, model=_keras)
     assert list(out.parent.iterdir()) == []
+
+
+class _Tagged(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = _Dense(2, 2)
+        self.tag = tf.Variable(b"model state")  # a string: not in the source, kept
+        self.names = tf.Variable([b"a", b"bc"])  # a string tensor from the source
+
+
+def test_tf2_streamed_strings_and_values_the_source_lacks(tmp_path, monkeypatch):
+    values = {
+        "fc/kernel": np.arange(4, dtype=np.float32).reshape(2, 2),
+        "fc/bias": np.ones(2, np.float32),
+        "names": np.array([b"x", b"yz"], dtype=object),
+    }
+    src = write_checkpoint(tmp_path / "src" / "ckpt", values)
+    out = tmp_path / "out" / "ckpt"
+    _no_assign(monkeypatch)
+    result = migrate(src, out, format="tf2", model=_Tagged, optional=["^tag$"])
+    monkeypatch.undo()
+    assert set(result.tensors) == set(values)
+    ref = tmp_path / "ref" / "ckpt"
+    model = _Tagged()
+    model.fc.kernel.assign(values["fc/kernel"])
+    model.fc.bias.assign(values["fc/bias"])
+    model.names.assign(values["names"].astype(bytes))
+    root = tf.train.Checkpoint(model=model)
+    _ = root.save_counter
+    root.write(str(ref))
+    got, want = _bundle(out), _bundle(ref)
+    assert set(got) == set(want)
+    for key, (dtype, value) in want.items():
+        assert got[key][0] == dtype, key
+        assert np.array_equal(got[key][1], value), key
+    assert _graph(out) == _graph(ref)
+    fresh = _Tagged()
+    tf.train.Checkpoint(model=fresh).restore(str(out)).assert_consumed()
+    assert fresh.names.numpy().tolist() == [b"x", b"yz"] and fresh.tag.numpy() == b"model state"

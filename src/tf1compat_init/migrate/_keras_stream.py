@@ -154,6 +154,8 @@ def _fill(
     done.datasets = [(name, target) for name, target in datasets]
     names = [loaded[t] for _, _, t in places]
     total = sum(view.nbytes(n) for n in names)
+    if progress:
+        progress(0, total, "")
     written = 0
     fd = os.open(path, os.O_WRONLY)
     try:

@@ -15,10 +15,11 @@ Same keys, dtypes, shapes and object graph as TensorFlow's own save.
 
 Verifying reads every tensor back through TensorFlow's reader (``RestoreV2``, one
 tensor at a time, TensorFlow checking its index checksum) and compares the CRC32C
-recorded as written; the object graph is read back through ``tf.train.load_checkpoint``
-and must be the one written. A model no larger than :data:`RELOAD_LIMIT` is also loaded
-back with ``Checkpoint.read(...).assert_consumed()`` (zeroed first): TensorFlow's restore
-reads all values in one op, which would hold the model twice for a big one.
+recorded as written; the object graph is read back through TensorFlow's checkpoint reader
+(``tf.train.load_checkpoint``'s) and must be the one written. A model no larger than
+:data:`RELOAD_LIMIT` is also loaded back with ``Checkpoint.restore(...).assert_consumed()``
+(zeroed first, :func:`~._model.check`): TensorFlow's restore reads all values in one op,
+which would hold the model twice for a big one.
 """
 
 from __future__ import annotations
@@ -118,13 +119,18 @@ def variable_of(obj: Any) -> Any:
 
 
 def _model_value(value: Any) -> np.ndarray:
-    """A value TensorFlow would save for a key we do not stream, as numpy."""
+    """A value TensorFlow would save for a key we do not stream, as numpy (strings as an
+    object array, as the reader returns them)."""
     tensor = getattr(value, "tensor", value)  # a SaveSpec (a variable's callable): its tensor
     if callable(tensor):
         tensor = tensor()
     if tensor is None:
         raise Unstreamable("a variable is not initialized")
-    return np.asarray(tensor.numpy() if hasattr(tensor, "numpy") else tensor)
+    dtype = getattr(tensor, "dtype", None)
+    if getattr(dtype, "name", None) == "string" or isinstance(tensor, bytes | str):
+        raw = tensor.numpy() if hasattr(tensor, "numpy") else tensor
+        return np.asarray(raw, dtype=object)
+    return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
 
 
 def _value_crc(value: np.ndarray) -> int:
@@ -180,6 +186,8 @@ def write(
     done = Streamed(graph=graph)
     streamed = [(key, target, name) for key, target, name in keys if name is not None]
     total = sum(view.nbytes(name) for _, _, name in streamed)
+    if progress:
+        progress(0, total, "")
     with BundleWriter(prefix) as writer:
         for key, value, name in keys:
             if name is not None:
