@@ -116,6 +116,10 @@ def write(
         from keras.src.saving import saving_lib
     except ImportError as e:
         raise Unstreamable(f"Keras' saving_lib is not there ({e})") from e
+    if not hasattr(saving_lib, "_save_state") or not hasattr(
+        saving_lib.H5IOStore, "_create_h5_group"
+    ):  # another Keras 3 than the one this follows (3.x stores whose entries write)
+        raise Unstreamable("this Keras' saving_lib has no _save_state / H5IOStore groups")
     if not getattr(model, "built", True):
         raise Unstreamable("the model is not built")
     streamed: dict[int, str] = {}
