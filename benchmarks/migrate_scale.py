@@ -18,8 +18,12 @@ every 5 ms while ``migrate`` runs. Reported per format:
 Results go to ``benchmarks/results/migrate_scale.json`` and a chart (``.png``).
 ``--quick`` runs 64 MiB (the test suite's smoke run; no goal is judged there).
 
+With ``--rounds N`` the formats run N times, interleaved (a shared virtual disk's speed
+drifts by several times within minutes): each format's summary is its fastest round
+(with that round's ``dd``), its peak the highest of all; every round is in ``rounds``.
+
 Run: ``python benchmarks/migrate_scale.py [--gib 10] [--formats tf1,safetensors,tf2,keras]
-[--dir DIR] [--quick]``.
+[--rounds 1] [--dir DIR] [--quick]``.
 """
 
 from __future__ import annotations
@@ -234,6 +238,9 @@ def main() -> None:
     parser.add_argument("--out", help="results file (default: benchmarks/results/...)")
     parser.add_argument("--chart", help="chart file (default: the results file as .png)")
     parser.add_argument("--quick", action="store_true", help="64 MiB, for the smoke test")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run every format this many times, interleaved"
+    )
     args = parser.parse_args()
     total = 64 * MiB if args.quick else int(args.gib * 2**30)
     formats = [f for f in args.formats.split(",") if f]
@@ -255,21 +262,28 @@ def main() -> None:
         )
         largest = max(_nbytes(t) for t in tensors)
         budget = largest + 2 * WINDOW
-        runs = {}
-        for fmt in formats:
-            r = run_format(fmt, src, work, spec)
-            r["gb_per_s"] = r["bytes"] / r["seconds"] / 1e9
-            r["disk_gb_per_s"] = r["written_bytes"] / r["disk_seconds"] / 1e9
-            r["of_disk_limit"] = r["gb_per_s"] / r["disk_gb_per_s"]
-            r["peak_above_start_bytes"] = r["peak_rss"] - r["start_rss"]
-            r["within_memory_budget"] = r["peak_above_start_bytes"] <= budget
-            runs[fmt] = r
-            print(
-                f"{fmt:<12} {r['seconds']:7.1f} s  {r['gb_per_s']:5.2f} GB/s  "
-                f"(dd+fsync {r['disk_gb_per_s']:5.2f} GB/s: {r['of_disk_limit']:.2f}x)  "
-                f"peak +{r['peak_above_start_bytes'] / MiB:7.0f} MiB "
-                f"(budget {budget / MiB:.0f} MiB)"
-            )
+        runs: dict[str, dict] = {}
+        every: dict[str, list[dict]] = {f: [] for f in formats}
+        for round_ in range(args.rounds):
+            for fmt in formats:
+                r = run_format(fmt, src, work, spec)
+                r["round"] = round_
+                r["gb_per_s"] = r["bytes"] / r["seconds"] / 1e9
+                r["disk_gb_per_s"] = r["written_bytes"] / r["disk_seconds"] / 1e9
+                r["of_disk_limit"] = r["gb_per_s"] / r["disk_gb_per_s"]
+                r["peak_above_start_bytes"] = r["peak_rss"] - r["start_rss"]
+                r["within_memory_budget"] = r["peak_above_start_bytes"] <= budget
+                every[fmt].append(r)
+                print(
+                    f"{fmt:<12} {r['seconds']:7.1f} s  {r['gb_per_s']:5.2f} GB/s  "
+                    f"(dd+fsync {r['disk_gb_per_s']:5.2f} GB/s: {r['of_disk_limit']:.2f}x)  "
+                    f"peak +{r['peak_above_start_bytes'] / MiB:7.0f} MiB "
+                    f"(budget {budget / MiB:.0f} MiB, round {round_ + 1})"
+                )
+        for fmt, rs in every.items():  # the fastest round; every round is in the results
+            runs[fmt] = dict(max(rs, key=lambda r: r["gb_per_s"]))
+            runs[fmt]["peak_above_start_bytes"] = max(r["peak_above_start_bytes"] for r in rs)
+            runs[fmt]["within_memory_budget"] = all(r["within_memory_budget"] for r in rs)
         result = {
             "benchmark": "migrate_scale",
             "quick": args.quick,
@@ -279,6 +293,7 @@ def main() -> None:
             "window_bytes": WINDOW,
             "budget_bytes": budget,
             "formats": runs,
+            "rounds": every,
             "goals": {
                 "speed >= 0.7x disk limit": {f: r["of_disk_limit"] >= 0.7 for f, r in runs.items()},
                 "peak <= largest + 2 windows": {

@@ -291,3 +291,62 @@ def test_write_failure_gives_a_clear_error_and_no_output(source, tmp_path, fmt, 
     assert line.startswith("tf1compat-init migrate: error: ") and "internal error" not in line
     assert "File too large" in line, line
     assert list(out.iterdir()) == [], [p.name for p in out.iterdir()]  # no output, no temporary
+
+
+_FACTORY = """
+import tensorflow as tf
+
+
+class Layer(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = tf.Variable(tf.zeros([512, 512]))
+
+
+class Model(tf.Module):
+    def __init__(self):
+        super().__init__()
+        for i in range(64):
+            setattr(self, f"layer_{i:02d}", Layer())
+        self.global_step = tf.Variable(tf.zeros([], tf.int64))
+
+
+def build():
+    return Model()
+"""
+
+
+@pytest.mark.parametrize("stage", ["writing", "index_written"])
+def test_sigkill_while_streaming_tf2(stage, source, source_values, tmp_path):
+    """--format tf2 streams through the same BundleWriter (add_raw): killed while writing
+    or after its index, the destination holds nothing and a rerun succeeds."""
+    pytest.importorskip("tensorflow")
+    (tmp_path / "factory_tf2.py").write_text(_FACTORY)
+    out = tmp_path / "out"
+    out.mkdir()
+    dst = out / "ckpt"
+    argv = ["migrate", source, str(dst), "--quiet", "--format", "tf2", "--map", "model/=/"]
+    argv += ["--model", "factory_tf2:build"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, stage, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-3000:])
+    assert _outputs(dst) == [], _outputs(dst)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "tf1compat_init", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    got = tci.open_checkpoint(str(dst)).read()
+    for k, v in source_values.items():
+        key = "model/" + k.removeprefix("model/") + "/.ATTRIBUTES/VARIABLE_VALUE"
+        assert hl.same_bits(got[key], v), key
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []

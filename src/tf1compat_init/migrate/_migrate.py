@@ -141,10 +141,12 @@ def migrate(
         exclude: regexes of source or new names to leave out.
         format: ``"tf1"``, ``"tf2"``, ``"keras"`` or ``"safetensors"``.
         model: for ``"tf2"`` and ``"keras"``, a function returning a built model (or
-            ``"module:function"``); the renamed keys are loaded into it by name (see
-            :mod:`tf1compat_init.checkpoint`) before it is saved. Called once: the same
-            model's loaded variables are zeroed and the output loaded back into it to
-            verify, so its weights are held once.
+            ``"module:function"``); the renamed keys are matched to its variables by name
+            (see :mod:`tf1compat_init.checkpoint`). Called once. Its structure gives the
+            output's layout (TensorFlow's object graph, Keras' ``.weights.h5`` paths) and
+            the values stream from the source into the output, never into the model
+            (Keras 2's ``.weights.h5`` and a few other cases load them into the model and
+            save it instead, logged); see ``docs/cli.md``.
         drop_optimizer: leave out optimizer slots and state.
         force: replace an existing output.
         on_missing, on_mismatch, optional: loading policies for ``"tf2"`` and ``"keras"``
@@ -238,7 +240,7 @@ def migrate(
                 else:
                     assert model is not None
                     written = _model.write(view, model, format, tmp_out, policy, progress, built)
-                    _model.verify(written, format, tmp_out)
+                    _model.check(written, format, tmp_out)
                     report = written.report
                     tensors = {t: view.source_names[n] for t, n in report.loaded.items()}
                     nbytes = sum(view.nbytes(n) for n in report.loaded.values())

@@ -1,17 +1,20 @@
 # tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
-"""The ``"tf2"`` and ``"keras"`` outputs: the renamed keys loaded into a model, then saved.
+"""The ``"tf2"`` and ``"keras"`` outputs: a model's checkpoint with the source's values.
 
-The model comes from the user's factory, called once. The source streams into it (read
-once, ``apply_plan``), each loaded variable's CRC32C is recorded, and the model saves
-itself. To verify, the same model's loaded variables are zeroed and the output is loaded
-back into it the way users will load it (``tf.train.Checkpoint.restore`` with
+The model comes from the user's factory, called once, and the renamed keys are planned
+against its variables by name. Then, where it can (:func:`_streamed`), the output is
+written from the model's structure with the values streamed from the source, never
+assigned (:mod:`._tf2_stream`, :mod:`._keras_stream`). Otherwise (logged) the source is
+loaded into the model (``apply_plan``), each loaded variable's CRC32C recorded, and the
+model saves itself; to verify, its loaded variables are zeroed and the output is loaded
+back into it the way users load it (``tf.train.Checkpoint.restore`` with
 ``assert_consumed``, or ``load_weights``); each must come back with its recorded CRC32C.
-So the model's weights are held once, never a second model or a copy of them all, and the
-source is not read again.
+Either way the model's weights are held once and the source is read once.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +30,9 @@ from ..engine.reading.reader import CheckpointInfo, open_checkpoint
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
 
-__all__ = ["Written", "build", "prebuild", "verify", "write"]
+__all__ = ["Written", "build", "check", "prebuild", "verify", "write"]
+
+logger = logging.getLogger("tf1compat_init.migrate")
 
 
 @dataclass
@@ -38,6 +43,7 @@ class Written:
     targets: dict[str, Any]
     report: Any
     crcs: dict[str, int]
+    streamed: Any = None  # what a streaming writer wrote (None: saved through the model)
 
 
 def build(factory: Callable[[], Any]) -> Any:
@@ -77,7 +83,10 @@ def _value(target: Any) -> np.ndarray:
     """One target's whole value (its parts put together for a partitioned one)."""
     parts = target.parts
     if len(parts) == 1 and not target.partitioned:
-        return parts[0].variable.numpy()
+        v = parts[0].variable
+        if v.dtype.name == "string":
+            return v.numpy()
+        return np.asarray(v.read_value())  # the variable's buffer; .numpy() would copy it
     full = np.empty(target.shape, dtype=parts[0].variable.numpy().dtype)
     for p in parts:
         full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (
@@ -143,6 +152,10 @@ def write(
         ) from None
     if fmt == "keras":
         _check_keras_dtypes(model, targets, plan.report.loaded)
+    streamed = _streamed(view, model, fmt, out_path, plan, targets, progress)
+    if streamed is not None:
+        plan.report.applied = True
+        return Written(model, targets, plan.report, streamed.by_target, streamed)
     if progress:
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")
@@ -150,17 +163,44 @@ def write(
     crcs = _crcs(targets, list(report.loaded))
     if progress:
         progress(total, total, "")
-    import tensorflow as tf
-
     if fmt == "tf2":
-        root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
-        # Created now, so that Checkpoint(model=...).restore(out).assert_consumed() holds: a
-        # restore creates the counter and asks for its value.
-        _ = root.save_counter
-        root.write(out_path)
+        from ._tf2_stream import root_of
+
+        root_of(model).write(out_path)
     else:
         model.save_weights(out_path)
     return Written(model, targets, report, crcs)
+
+
+def _streamed(
+    view: NamedView,
+    model: Any,
+    fmt: str,
+    out_path: str,
+    plan: Any,
+    targets: dict[str, Any],
+    progress: Progress | None,
+) -> Any:
+    """Writes the output from the model's structure and the source's values, never
+    assigning them; ``None`` (nothing written, logged why) where it cannot stream."""
+    from . import _keras_stream, _tf2_stream
+
+    loaded = plan.report.loaded
+    try:
+        if any(getattr(p, "route", None) is not None for p in plan.entries):
+            raise _tf2_stream.Unstreamable("the plan computes values (transforms)")
+        if fmt == "tf2":
+            _, graph, keys = _tf2_stream.plan(model, view, targets, loaded)
+            return _tf2_stream.write(view, graph, keys, out_path, progress)
+        return _keras_stream.write(view, model, out_path, targets, loaded, progress)
+    except _tf2_stream.Unstreamable as e:
+        logger.info(
+            "--format %s: %s, so the values go through the model (assigned, then saved by "
+            "TensorFlow / Keras: about the model's size again in memory, slower)",
+            fmt,
+            e,
+        )
+        return None
 
 
 def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, str]) -> None:
@@ -184,6 +224,24 @@ def _check_keras_dtypes(model: Any, targets: dict[str, Any], loaded: dict[str, s
         )
 
 
+def check(written: Written, fmt: str, out_path: str) -> None:
+    """Verifies the output: :func:`verify`, or for a streamed output its own check, each
+    tensor read back alone, then :func:`verify` (loading the whole output into the model,
+    which TensorFlow's restore and Keras' ``load_weights`` do with about the model's size
+    or twice the largest tensor again) for a model of at most ``RELOAD_LIMIT`` bytes."""
+    if written.streamed is None:
+        verify(written, fmt, out_path)
+        return
+    from . import _keras_stream, _tf2_stream
+
+    if fmt == "tf2":
+        _tf2_stream.verify(written.streamed, out_path)
+    else:
+        _keras_stream.verify(written.streamed, out_path)
+    if _tf2_stream.model_bytes(written.targets) <= _tf2_stream.RELOAD_LIMIT:
+        verify(written, fmt, out_path)
+
+
 def verify(written: Written, fmt: str, out_path: str) -> None:
     """Loads ``out_path`` back into the model; each loaded value must keep its CRC32C.
 
@@ -201,6 +259,7 @@ def verify(written: Written, fmt: str, out_path: str) -> None:
         open_checkpoint(out_path)  # every index block and tensor checksum
         root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
         root.restore(out_path).assert_consumed()
+
     else:
         model.load_weights(out_path)
     got = _crcs(targets, list(written.report.loaded))

@@ -482,7 +482,10 @@ def test_migrate_takes_a_policy(tf, ckpt, tmp_path, stagings):
         model=lambda: _module(tf),
         policy=RestorePolicy(staging="all", optional=()),
     )
-    assert set(result.tensors) == set(VALUES) and stagings[0] == "all"
+    assert set(result.tensors) == set(VALUES)
+    # tf2 streams the values into the output, never into the model: nothing to stage (the
+    # output is verified before it is installed, all or nothing)
+    assert stagings == []
 
 
 # -- the one preamble ---------------------------------------------------------------------------

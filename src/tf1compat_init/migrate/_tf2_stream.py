@@ -1,0 +1,277 @@
+# tf1compat_init: original code. SPDX-License-Identifier: Apache-2.0
+"""The ``"tf2"`` output streamed: TensorFlow's object graph, the values from the source.
+
+``tf.train.Checkpoint(model=m).write`` saves what TensorFlow's checkpoint serialization
+(``save_util.serialize_graph_view``) lists: the ``TrackableObjectGraph`` proto and, for
+each checkpoint key, the object whose value it holds. That walk reads no value (a
+variable's value comes as a callable, called only when a saver writes it), so it is run
+here on the same root ``Checkpoint(model=model)`` with its ``save_counter``, as
+:func:`~._model.write` used to save. Then each key goes through our
+:class:`~tf1compat_init.bundle.writer.BundleWriter`: a variable loaded from the source
+gets the source's bytes streamed in chunks (never assigned to the model), every other
+value (``save_counter``, a variable the policy left alone, Python state) the model's,
+and the object graph goes under ``_CHECKPOINTABLE_OBJECT_GRAPH`` as a string scalar.
+Same keys, dtypes, shapes and object graph as TensorFlow's own save.
+
+Verifying reads every tensor back through TensorFlow's reader (``RestoreV2``, one
+tensor at a time, TensorFlow checking its index checksum) and compares the CRC32C
+recorded as written; the object graph is read back through TensorFlow's checkpoint reader
+(``tf.train.load_checkpoint``'s) and must be the one written. A model no larger than
+:data:`RELOAD_LIMIT` is also loaded back with ``Checkpoint.restore(...).assert_consumed()``
+(zeroed first, :func:`~._model.check`): TensorFlow's restore reads all values in one op,
+which would hold the model twice for a big one.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..bundle.crc import crc32c
+from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.reading.view import NamedView
+from ..errors import CheckpointCorruptError
+from ._stream import Chunks, prefetched
+
+__all__ = [
+    "OBJECT_GRAPH_KEY",
+    "RELOAD_LIMIT",
+    "Streamed",
+    "Unstreamable",
+    "model_bytes",
+    "plan",
+    "root_of",
+    "variable_of",
+    "verify",
+    "write",
+]
+
+logger = logging.getLogger("tf1compat_init.migrate")
+
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+#: Models of at most this many bytes are also reloaded whole with ``Checkpoint.read``.
+RELOAD_LIMIT = 64 << 20
+
+
+class Unstreamable(Exception):
+    """The model holds something the streaming writer cannot write as TensorFlow would."""
+
+
+@dataclass
+class Streamed:
+    """What :func:`write` wrote: CRC32C and dtype by checkpoint key, the object graph."""
+
+    crcs: dict[str, int] = field(default_factory=dict)
+    dtypes: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    graph: bytes = b""
+    by_target: dict[str, int] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)  # key -> target, if streamed
+    datasets: list[tuple[str, str]] = field(default_factory=list)  # keras: (path, target)
+
+
+def root_of(model: Any) -> Any:
+    """The object users restore: ``model`` if it is a ``Checkpoint``, else ``Checkpoint(model=)``."""
+    import tensorflow as tf
+
+    root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
+    # Created now, so that Checkpoint(model=...).restore(out).assert_consumed() holds: a
+    # restore creates the counter and asks for its value.
+    _ = root.save_counter
+    return root
+
+
+def _graph(root: Any) -> tuple[bytes, list[tuple[str, Any]]]:
+    """``(serialized object graph, [(checkpoint key, value or saver spec)])``, no value read."""
+    try:
+        from tensorflow.python.checkpoint import graph_view, save_util
+    except ImportError as e:  # an older or newer TensorFlow without them
+        raise Unstreamable(f"TensorFlow's checkpoint serialization is not there ({e})") from e
+    serialized, _, registered, proto = save_util.serialize_graph_view(
+        graph_view.ObjectGraphView(root)
+    )
+    if registered:
+        raise Unstreamable(f"the model has registered savers ({', '.join(registered)})")
+    keys = []
+    for trackable, tensors in serialized.items():
+        for key, value in tensors.items():
+            if isinstance(value, dict):
+                raise Unstreamable(f"{key} is saved in slices")
+            keys.append((key, (trackable, value)))
+    if any(k == OBJECT_GRAPH_KEY for k, _ in keys):
+        raise Unstreamable(f"the model saves a value under {OBJECT_GRAPH_KEY}")
+    return proto.SerializeToString(), sorted(keys)
+
+
+def variable_of(obj: Any) -> Any:
+    """The ``tf.Variable`` holding ``obj``'s value: itself, or a Keras 3 variable's."""
+    import tensorflow as tf
+
+    if isinstance(obj, tf.Variable):
+        return obj
+    inner = getattr(obj, "_value", None)
+    if isinstance(inner, tf.Variable) and hasattr(obj, "assign"):
+        return inner
+    return obj
+
+
+def _model_value(value: Any) -> np.ndarray:
+    """A value TensorFlow would save for a key we do not stream, as numpy (strings as an
+    object array, as the reader returns them)."""
+    tensor = getattr(value, "tensor", value)  # a SaveSpec (a variable's callable): its tensor
+    if callable(tensor):
+        tensor = tensor()
+    if tensor is None:
+        raise Unstreamable("a variable is not initialized")
+    dtype = getattr(tensor, "dtype", None)
+    if getattr(dtype, "name", None) == "string" or isinstance(tensor, bytes | str):
+        raw = tensor.numpy() if hasattr(tensor, "numpy") else tensor
+        return np.asarray(raw, dtype=object)
+    return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
+
+
+def _value_crc(value: np.ndarray) -> int:
+    if value.dtype.hasobject:
+        return crc32c(b"".join(bytes(x) + b"\0" for x in value.reshape(-1)))
+    return crc32c(raw_bytes(value))
+
+
+def plan(
+    model: Any, view: NamedView, targets: dict[str, Any], loaded: dict[str, str]
+) -> tuple[Any, bytes, list[tuple[str, Any, str | None]]]:
+    """``(root, object graph, [(key, value spec, view name or None)])``; raises
+    :class:`Unstreamable` where a loaded value cannot go to its key as it is stored."""
+    by_variable: dict[int, str] = {}
+    for target in loaded:
+        t = targets[target]
+        if t.partitioned or len(t.parts) != 1:
+            raise Unstreamable(f"{target} is partitioned")
+        by_variable[id(t.parts[0].variable)] = target
+    root = root_of(model)
+    graph, keys = _graph(root)
+    out, seen = [], set()
+    for key, (trackable, value) in keys:
+        target = by_variable.get(id(variable_of(trackable)))
+        if target is None:
+            out.append((key, value, None))
+            continue
+        seen.add(target)
+        name, info, var = loaded[target], view.variables[loaded[target]], variable_of(trackable)
+        if var.dtype.name != info.dtype or tuple(var.shape) != tuple(info.shape):
+            raise Unstreamable(f"{target} is {var.dtype.name} {var.shape}, its value {info}")
+        out.append((key, target, name))
+    missing = set(loaded) - seen
+    if missing:
+        raise Unstreamable(f"{sorted(missing)[0]} has no key of its own in the object graph")
+    return root, graph, out
+
+
+def write(
+    view: NamedView,
+    graph: bytes,
+    keys: list[tuple[str, Any, str | None]],
+    prefix: str,
+    progress: Progress | None,
+) -> Streamed:
+    """Writes the bundle at ``prefix`` (its ``.index`` last); returns what it wrote.
+
+    The model's own values first (small: counters, what the policy left alone), then the
+    source's, streamed in the object graph's key order with the next read meanwhile.
+    """
+    from ..bundle.writer import BundleWriter
+
+    done = Streamed(graph=graph)
+    streamed = [(key, target, name) for key, target, name in keys if name is not None]
+    total = sum(view.nbytes(name) for _, _, name in streamed)
+    if progress:
+        progress(0, total, "")
+    with BundleWriter(prefix) as writer:
+        for key, value, name in keys:
+            if name is not None:
+                continue
+            arr = _model_value(value)
+            dtype = getattr(value, "dtype", None)
+            dtype = dtype.name if dtype is not None else None
+            writer.add(key, arr, "string" if arr.dtype.hasobject else dtype)
+            done.crcs[key] = _value_crc(arr)
+            done.dtypes[key] = "string" if arr.dtype.hasobject else str(dtype or arr.dtype)
+            done.shapes[key] = tuple(arr.shape)
+            del arr
+        graph_value = np.array(graph, dtype=object)
+        writer.add(OBJECT_GRAPH_KEY, graph_value, "string")
+        done.crcs[OBJECT_GRAPH_KEY] = _value_crc(graph_value)
+        done.dtypes[OBJECT_GRAPH_KEY], done.shapes[OBJECT_GRAPH_KEY] = "string", ()
+        written = 0
+        for (key, target, name), (_, value) in zip(
+            streamed, prefetched(view, [n for _, _, n in streamed]), strict=True
+        ):
+            info = view.variables[name]
+            if isinstance(value, Chunks):
+                crc = writer.add_raw(key, info.dtype, info.shape, value)
+            else:
+                writer.add(key, value, info.dtype)
+                crc = _value_crc(np.asarray(value))
+            del value  # before the next is read: two large tensors are never held at once
+            done.crcs[key], done.dtypes[key], done.shapes[key] = crc, info.dtype, info.shape
+            done.by_target[target] = crc
+            done.targets[key] = target
+            written += view.nbytes(name)
+            if progress:
+                progress(written, total, name)
+    return done
+
+
+def _read_back(prefix: str, key: str, dtype: str) -> np.ndarray:
+    """``key``'s value as TensorFlow's ``RestoreV2`` reads it (its checksum checked)."""
+    import tensorflow as tf
+
+    try:
+        (tensor,) = tf.raw_ops.RestoreV2(
+            prefix=prefix, tensor_names=[key], shape_and_slices=[""], dtypes=[tf.as_dtype(dtype)]
+        )
+    except tf.errors.OpError as e:
+        raise CheckpointCorruptError(f"{key!r} does not read back: {e.message}") from e
+    if dtype == "string":
+        return np.asarray(tensor.numpy(), dtype=object)
+    return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
+
+
+def verify(streamed: Streamed, prefix: str) -> None:
+    """Reads the output back through TensorFlow; raises ``CheckpointCorruptError`` unless
+    every key holds what was written and the object graph is the one written."""
+    import tensorflow as tf
+
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # load_checkpoint's reader
+    shapes = reader.get_variable_to_shape_map()
+    if set(shapes) != set(streamed.crcs):
+        raise CheckpointCorruptError(f"the written checkpoint {prefix} lists other keys")
+    if reader.get_tensor(OBJECT_GRAPH_KEY) != streamed.graph:
+        raise CheckpointCorruptError(f"the object graph of {prefix} is not the one written")
+    del reader
+    for key, dtype in streamed.dtypes.items():
+        value = _read_back(prefix, key, dtype)  # one at a time: the last one is dropped
+        if (
+            tuple(value.shape) != tuple(streamed.shapes[key])
+            or _value_crc(value) != streamed.crcs[key]
+        ):
+            shown = streamed.targets.get(key, key)
+            raise CheckpointCorruptError(
+                f"{shown!r} of the checkpoint read back from the output differs from source "
+                f"(key {key})"
+            )
+        del value
+
+
+def model_bytes(targets: dict[str, Any]) -> int:
+    """Bytes of the targets' variables."""
+    total = 0
+    for target in targets.values():
+        for part in target.parts:
+            n = part.variable.dtype.size
+            for d in part.variable.shape:
+                n *= int(d)
+            total += n
+    return total

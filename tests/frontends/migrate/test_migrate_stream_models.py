@@ -1,0 +1,392 @@
+"""migrate --format tf2 / keras streamed: what TF / Keras would write, never through the model.
+
+The object graph (tf2) and the ``.weights.h5`` layout (keras) come from TensorFlow's and
+Keras' own walks of the model; the values stream from the source. Each output is compared
+with what TensorFlow's ``Checkpoint.write`` / Keras' ``save_weights`` write for the same
+model holding the same values, and loaded back the way users load it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from support.bundles import write_checkpoint  # noqa: E402
+
+from tf1compat_init import CheckpointCorruptError  # noqa: E402
+from tf1compat_init.checkpoint import target_variables  # noqa: E402
+from tf1compat_init.engine.targets.keras_names import keras_flavour  # noqa: E402
+from tf1compat_init.migrate import _keras_stream, _tf2_stream, migrate  # noqa: E402
+
+KERAS3 = keras_flavour(tf.keras.Sequential()) == "keras3"
+keras3_only = pytest.mark.skipif(not KERAS3, reason="Keras 3 (TF >= 2.16)")
+
+
+class _Dense(tf.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.kernel = tf.Variable(tf.zeros([n_in, n_out]))
+        self.bias = tf.Variable(tf.zeros([n_out]))
+
+
+class _Module(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = _Dense(4, 3)
+        self.fc2 = _Dense(3, 2)
+        self.step = tf.Variable(tf.zeros([], tf.int64))
+        self.table = [tf.Variable(tf.zeros([5, 2], tf.float64))]
+
+
+def _module():
+    return _Module()
+
+
+def _keras():
+    keras = tf.keras
+    inner = keras.Sequential(
+        [keras.Input((6,), name="inner_in"), keras.layers.Dense(4, name="d")], name="inner"
+    )
+    inp = keras.Input((3,), name="x")
+    x = keras.layers.Dense(6, name="fc1")(inp)
+    x = keras.layers.BatchNormalization(name="bn")(x)
+    x = inner(x)
+    out = keras.layers.Dense(2, name="head", use_bias=False)(x)
+    return keras.Model(inp, out, name="net")
+
+
+def _keras_bf16():
+    keras = tf.keras
+
+    class Half(keras.layers.Layer):
+        def build(self, _):
+            self.w = self.add_weight(name="w", shape=(3, 5), dtype="bfloat16")
+
+        def call(self, x):
+            return x
+
+    return keras.Sequential(
+        [keras.Input((2,), name="x"), Half(name="half"), keras.layers.Dense(2, name="out")],
+        name="half_net",
+    )
+
+
+def _source(tmp_path, factory):
+    """A name-based checkpoint of random values for every variable of ``factory()``."""
+    rng = np.random.default_rng(0)
+    values = {}
+    for name, t in target_variables(factory()).items():
+        dtype = np.dtype(t.dtype) if t.dtype != "bfloat16" else None
+        if dtype is None:
+            import ml_dtypes
+
+            dtype = ml_dtypes.bfloat16
+        raw = rng.standard_normal(t.shape) * 10
+        values[name] = np.asarray(raw).astype(dtype)
+    return write_checkpoint(tmp_path / "src" / "ckpt", values), values
+
+
+def _loaded(factory, values):
+    """The model holding ``values``, assigned by hand: what TF / Keras save for reference."""
+    model = factory()
+    for name, t in target_variables(model).items():
+        t.parts[0].variable.assign(values[name])
+    return model
+
+
+def _no_assign(monkeypatch):
+    """Fails any load of the values into the model: the streamed path assigns nothing."""
+    import tf1compat_init.apply as apply
+
+    def refuse(*_, **__):
+        raise AssertionError("values went through the model")
+
+    monkeypatch.setattr(apply, "apply_plan", refuse)
+
+
+def _graph(prefix):
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    proto = trackable_object_graph_pb2.TrackableObjectGraph()
+    proto.ParseFromString(
+        tf.train.load_checkpoint(str(prefix)).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
+    )
+    return proto
+
+
+def _bundle(prefix):
+    reader = tf.train.load_checkpoint(str(prefix))
+    dtypes = reader.get_variable_to_dtype_map()
+    return {
+        k: (dtypes[k].name, reader.get_tensor(k))
+        for k in reader.get_variable_to_shape_map()
+        if k != "_CHECKPOINTABLE_OBJECT_GRAPH"
+    }
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        _module,
+        pytest.param(_keras, marks=keras3_only),
+        pytest.param(_keras_bf16, marks=keras3_only),
+    ],
+)
+def test_tf2_streamed_is_what_checkpoint_write_writes(factory, tmp_path, monkeypatch):
+    src, values = _source(tmp_path, factory)
+    _no_assign(monkeypatch)
+    out = tmp_path / "out" / "ckpt"
+    result = migrate(src, out, format="tf2", model=factory)
+    assert set(result.tensors) == set(values)
+    monkeypatch.undo()
+    ref = tmp_path / "ref" / "ckpt"
+    root = tf.train.Checkpoint(model=_loaded(factory, values))
+    _ = root.save_counter
+    root.write(str(ref))
+    got, want = _bundle(out), _bundle(ref)
+    assert set(got) == set(want)
+    for key, (dtype, value) in want.items():
+        assert got[key][0] == dtype, key
+        assert got[key][1].shape == value.shape, key
+        assert got[key][1].tobytes() == value.tobytes(), key
+    assert _graph(out) == _graph(ref)
+    fresh = factory()
+    check = tf.train.Checkpoint(model=fresh)
+    check.restore(str(out)).assert_consumed()
+    for name, t in target_variables(fresh).items():
+        assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
+
+
+def _h5_tree(path):
+    import h5py
+
+    out = {}
+
+    def visit(name, obj):
+        attrs = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in obj.attrs.items()}
+        if isinstance(obj, h5py.Dataset):
+            out[name] = ("dataset", str(obj.dtype), obj.shape, attrs, obj[()].tobytes())
+        else:
+            out[name] = ("group", attrs)
+
+    with h5py.File(path, "r") as f:
+        f.visititems(visit)
+        out["/"] = ("group", dict(f.attrs))
+    return out
+
+
+@keras3_only
+@pytest.mark.parametrize("factory", [_keras, _keras_bf16])
+def test_keras_streamed_is_what_save_weights_writes(factory, tmp_path, monkeypatch):
+    src, values = _source(tmp_path, factory)
+    _no_assign(monkeypatch)
+    out = tmp_path / "out" / "m.weights.h5"
+    migrate(src, out, format="keras", model=factory)
+    monkeypatch.undo()
+    ref = tmp_path / "ref.weights.h5"
+    _loaded(factory, values).save_weights(str(ref))
+    assert _h5_tree(out) == _h5_tree(ref)
+    fresh = factory()
+    fresh.load_weights(str(out))
+    for name, t in target_variables(fresh).items():
+        assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
+
+
+def test_tf2_big_model_is_verified_tensor_by_tensor(tmp_path, monkeypatch):
+    """Above RELOAD_LIMIT, no Checkpoint.read (it would hold the model twice): each key is
+    read back alone through TF; a byte changed in the data file is caught there."""
+    src, _ = _source(tmp_path, _module)
+    monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
+    from tf1compat_init.migrate import _model
+
+    reloads = []
+    monkeypatch.setattr(_model, "verify", lambda *a: reloads.append(a))
+    out = tmp_path / "ok" / "ckpt"
+    migrate(src, out, format="tf2", model=_module)
+    assert reloads == []
+    tf.train.Checkpoint(model=_module()).restore(str(out)).assert_consumed()
+
+    real = _tf2_stream.write
+
+    def write_then_flip(view, graph, keys, prefix, progress):
+        done = real(view, graph, keys, prefix, progress)
+        data = prefix + ".data-00000-of-00001"
+        with open(data, "r+b") as f:
+            f.seek(os.path.getsize(data) - 1)
+            last = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([last[0] ^ 1]))
+        return done
+
+    monkeypatch.setattr(_tf2_stream, "write", write_then_flip)
+    bad = tmp_path / "bad" / "ckpt"
+    with pytest.raises(CheckpointCorruptError, match="read back|differs from source"):
+        migrate(src, bad, format="tf2", model=_module)
+    assert list(bad.parent.iterdir()) == []
+
+
+@keras3_only
+@pytest.mark.parametrize("big", [False, True])
+def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch, big):
+    """Each dataset is read back alone; a small model is also loaded with load_weights."""
+    import h5py
+
+    from tf1compat_init.migrate import _model
+
+    src, _ = _source(tmp_path, _keras)
+    reloads = []
+    if big:
+        monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
+        monkeypatch.setattr(_model, "verify", lambda *a: reloads.append(a))
+    ok = tmp_path / "ok" / "m.weights.h5"
+    migrate(src, ok, format="keras", model=_keras)
+    _keras().load_weights(str(ok))
+    assert reloads == []
+    real = _keras_stream._fill
+
+    def fill_then_change(view, path, *rest):
+        done = real(view, path, *rest)
+        with h5py.File(path, "r+") as f:
+            ds = f["layers/dense/vars/0"]  # fc1's kernel
+            ds[...] = ds[()] + 1
+        return done
+
+    monkeypatch.setattr(_keras_stream, "_fill", fill_then_change)
+    out = tmp_path / "out" / "m.weights.h5"
+    with pytest.raises(CheckpointCorruptError, match="differs from source"):
+        migrate(src, out, format="keras", model=_keras)
+    assert list(out.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["tf2", pytest.param("keras", marks=keras3_only)])
+def test_what_cannot_stream_goes_through_the_model_and_says_so(tmp_path, monkeypatch, caplog, fmt):
+    src, values = _source(tmp_path, _keras)
+
+    def unstreamable(*_):
+        raise _tf2_stream.Unstreamable("a test says so")
+
+    monkeypatch.setattr(_tf2_stream if fmt == "tf2" else _keras_stream, "write", unstreamable)
+    out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
+    with caplog.at_level(logging.INFO, logger="tf1compat_init.migrate"):
+        migrate(src, out, format=fmt, model=_keras)
+    assert any(
+        "a test says so, so the values go through the model" in r.message for r in caplog.records
+    )
+    fresh = _keras()
+    if fmt == "tf2":
+        root = tf.train.Checkpoint(model=fresh)
+        root.read(str(out)).expect_partial()
+    else:
+        fresh.load_weights(str(out))
+    for name, t in target_variables(fresh).items():
+        assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
+
+
+@pytest.mark.parametrize("fmt", ["tf2", pytest.param("keras", marks=keras3_only)])
+def test_the_source_is_read_once(tmp_path, monkeypatch, fmt):
+    from tf1compat_init.bundle.reader import BundleReader
+
+    src, values = _source(tmp_path, _keras)
+    reads: dict[str, int] = {}
+    whole, chunks = BundleReader._read_entry, BundleReader.raw_chunks
+
+    def count(reader, key):
+        if os.path.abspath(reader.prefix) == os.path.abspath(src):
+            reads[key] = reads.get(key, 0) + 1
+
+    def counting_whole(self, entry, key, verify, label=None):
+        count(self, key)
+        return whole(self, entry, key, verify, label)
+
+    def counting_chunks(self, key, *args):
+        count(self, key)
+        return chunks(self, key, *args)
+
+    monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
+    monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)
+    out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
+    migrate(src, out, format=fmt, model=_keras)
+    assert reads == {k: 1 for k in values}
+
+
+@pytest.mark.parametrize("fmt", ["tf2", pytest.param("keras", marks=keras3_only)])
+def test_a_disk_that_fills_up_while_streaming(tmp_path, monkeypatch, fmt):
+    import errno
+
+    from tf1compat_init.bundle import storage
+    from tf1compat_init.errors import DiskFullError
+
+    src, _ = _source(tmp_path, _keras)
+
+    def full(*_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fmt == "keras":
+        monkeypatch.setattr(os, "pwrite", full)
+    else:
+        real_open = storage.open_exclusive
+
+        class Full:
+            def __init__(self, f):
+                self.f = f
+
+            def write(self, data):
+                full()
+
+            def __getattr__(self, attr):
+                return getattr(self.f, attr)
+
+        def filling_open(path):
+            f = real_open(path)
+            return Full(f) if path.endswith(".data-00000-of-00001") else f
+
+        monkeypatch.setattr(storage, "open_exclusive", filling_open)
+    out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
+    out.parent.mkdir()
+    with pytest.raises(DiskFullError, match="filled up"):
+        migrate(src, out, format=fmt, model=_keras)
+    assert list(out.parent.iterdir()) == []
+
+
+class _Tagged(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = _Dense(2, 2)
+        self.tag = tf.Variable(b"model state")  # a string: not in the source, kept
+        self.names = tf.Variable([b"a", b"bc"])  # a string tensor from the source
+
+
+def test_tf2_streamed_strings_and_values_the_source_lacks(tmp_path, monkeypatch):
+    values = {
+        "fc/kernel": np.arange(4, dtype=np.float32).reshape(2, 2),
+        "fc/bias": np.ones(2, np.float32),
+        "names": np.array([b"x", b"yz"], dtype=object),
+    }
+    src = write_checkpoint(tmp_path / "src" / "ckpt", values)
+    out = tmp_path / "out" / "ckpt"
+    _no_assign(monkeypatch)
+    result = migrate(src, out, format="tf2", model=_Tagged, optional=["^tag$"])
+    monkeypatch.undo()
+    assert set(result.tensors) == set(values)
+    ref = tmp_path / "ref" / "ckpt"
+    model = _Tagged()
+    model.fc.kernel.assign(values["fc/kernel"])
+    model.fc.bias.assign(values["fc/bias"])
+    model.names.assign(values["names"].astype(bytes))
+    root = tf.train.Checkpoint(model=model)
+    _ = root.save_counter
+    root.write(str(ref))
+    got, want = _bundle(out), _bundle(ref)
+    assert set(got) == set(want)
+    for key, (dtype, value) in want.items():
+        assert got[key][0] == dtype, key
+        assert np.array_equal(got[key][1], value), key
+    assert _graph(out) == _graph(ref)
+    fresh = _Tagged()
+    tf.train.Checkpoint(model=fresh).restore(str(out)).assert_consumed()
+    assert fresh.names.numpy().tolist() == [b"x", b"yz"] and fresh.tag.numpy() == b"model state"
