@@ -33,7 +33,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from .._spec import EstimatorSpec, ModeKeys
+from .._spec import EstimatorSpec
 from . import _checks, _train_checks
 from ._keys import MetricKeys
 
@@ -333,106 +333,3 @@ def create_estimator_spec_summary(
             tf.compat.v1.summary.scalar(
                 key(MetricKeys.LOSS_REGULARIZATION), tf.math.add_n(regularization_losses)
             )
-
-
-class SingleHead(Head):
-    """A head over one set of logits: the spec every such head builds the same way.
-
-    Subclasses give the PREDICT mode's serving outputs with ``_export_outputs``.
-    """
-
-    @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
-
-    @abc.abstractmethod
-    def _processed_labels(self, logits: Any, labels: Any) -> Any:
-        """The labels checked against ``logits`` and in the form the loss takes."""
-
-    @abc.abstractmethod
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        """``(per-example loss, weights)`` for processed ``labels``."""
-
-    @abc.abstractmethod
-    def _export_outputs(self, predictions: dict) -> dict:
-        """The serving outputs (keyed by signature name) for ``predictions``."""
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: Any = None,
-        regularization_losses: Any = None,
-    ) -> Any:
-        """The head's weighted, reduced loss plus the regularization losses."""
-        del mode
-        with tf.compat.v1.name_scope(
-            "losses", values=(logits, labels, regularization_losses, features)
-        ):
-            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-            labels = self._processed_labels(logits, labels)
-            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-            training_loss = weighted_loss(unweighted, weights, self._loss_reduction)
-            return add_regularization(training_loss, regularization_losses)
-
-    def _create_tpu_estimator_spec(
-        self,
-        features: Any,
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        trainable_variables: Any = None,
-        train_op_fn: Callable | None = None,
-        update_ops: Any = None,
-        regularization_losses: Any = None,
-    ) -> SpecParts:
-        with tf.compat.v1.name_scope(self.name, "head"):
-            predictions = self.predictions(logits)
-            if mode == ModeKeys.PREDICT:
-                return SpecParts(
-                    ModeKeys.PREDICT,
-                    predictions=predictions,
-                    export_outputs=self._export_outputs(predictions),
-                )
-            loss = self.loss(
-                logits=logits,
-                labels=labels,
-                features=features,
-                mode=mode,
-                regularization_losses=regularization_losses,
-            )
-            if mode == ModeKeys.EVAL:
-                kwargs = {
-                    "eval_metrics": self.metrics(regularization_losses=regularization_losses),
-                    "features": features,
-                    "logits": logits,
-                    "labels": labels,
-                    "regularization_losses": regularization_losses,
-                }
-                return SpecParts(
-                    ModeKeys.EVAL,
-                    predictions=predictions,
-                    loss=loss,
-                    eval_metrics=eval_metrics_tuple(self.update_metrics, kwargs),
-                )
-            train_op = create_estimator_spec_train_op(
-                head_name=self.name,
-                optimizer=optimizer,
-                train_op_fn=train_op_fn,
-                update_ops=update_ops,
-                trainable_variables=trainable_variables,
-                regularized_training_loss=loss,
-                loss_reduction=self.loss_reduction,
-            )
-        create_estimator_spec_summary(
-            regularized_training_loss=loss,
-            regularization_losses=regularization_losses,
-            summary_key_fn=self._summary_key,
-        )
-        return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)

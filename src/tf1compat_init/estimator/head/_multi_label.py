@@ -28,11 +28,12 @@ import tensorflow as tf
 from .._keras2 import keras2
 from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
+from ._single import ClassHead
 
 __all__ = ["MultiLabelHead"]
 
 
-class MultiLabelHead(_base.SingleHead):
+class MultiLabelHead(ClassHead):
     """A head for multi-label classification (``tf.estimator.MultiLabelHead``).
 
     Labels are a multi-hot ``[D0, ... DN, n_classes]`` indicator tensor, or a
@@ -115,16 +116,10 @@ class MultiLabelHead(_base.SingleHead):
         self._prob_keys = tuple(key(p % c) for p, _, _, c in tags)
         self._auc_keys = tuple(key(a % c) for _, a, _, c in tags)
         self._auc_pr_keys = tuple(key(r % c) for _, _, r, c in tags)
-        self._id_table = None
 
     @property
     def logits_dimension(self) -> int:
         return self._n_classes
-
-    def _class_id_table(self) -> Any:
-        if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _outputs.class_id_table(self._label_vocabulary)
-        return self._id_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         if labels is None:
@@ -160,36 +155,20 @@ class MultiLabelHead(_base.SingleHead):
         with tf.control_dependencies([checked]):
             return tf.sparse.to_indicator(labels, self._n_classes)
 
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=1,
-            )
-        else:
-            loss = tf.compat.v1.losses.sigmoid_cross_entropy(
-                multi_class_labels=labels,
-                logits=logits,
-                reduction=tf.compat.v1.losses.Reduction.NONE,
-            )
-            # One loss per example: the mean over its labels.
-            loss = tf.math.reduce_mean(loss, axis=-1, keepdims=True)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features, weight_column=self._weight_column, logits=logits
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        loss = tf.compat.v1.losses.sigmoid_cross_entropy(
+            multi_class_labels=labels,
+            logits=logits,
+            reduction=tf.compat.v1.losses.Reduction.NONE,
         )
-        return loss, weights
+        # One loss per example: the mean over its labels.
+        return tf.math.reduce_mean(loss, axis=-1, keepdims=True)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""
         k = PredictionKeys
         valid_keys = [k.LOGITS, k.PROBABILITIES, k.CLASSES]
-        if keys:
-            _checks.check_prediction_keys(keys, valid_keys)
-        else:
-            keys = valid_keys
+        keys = _checks.check_prediction_keys(keys, valid_keys)
         logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
         predictions = {}
         with tf.compat.v1.name_scope("predictions", values=(logits,)):

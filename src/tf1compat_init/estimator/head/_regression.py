@@ -28,11 +28,12 @@ import tensorflow as tf
 from .._keras2 import keras2
 from . import _base, _checks, _outputs
 from ._keys import MetricKeys, PredictionKeys
+from ._single import SingleHead
 
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
 
 
-class RegressionHead(_base.SingleHead):
+class RegressionHead(SingleHead):
     """A head for regression (``tf.estimator.RegressionHead``).
 
     Labels are floats of shape ``[D0, ... DN, label_dimension]`` (or without the last
@@ -89,26 +90,16 @@ class RegressionHead(_base.SingleHead):
         )
         return tf.cast(labels, dtype=tf.float32)
 
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=self._logits_dimension,
-            )
-        else:
-            loss = tf.compat.v1.losses.mean_squared_error(
-                labels=labels, predictions=logits, reduction=tf.compat.v1.losses.Reduction.NONE
-            )
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features,
-            weight_column=self._weight_column,
-            logits=logits,
-            allow_per_logit_weights=True,
+    _per_logit_weights = True
+
+    @property
+    def _expected_loss_dim(self) -> int:
+        return self._logits_dimension
+
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        return tf.compat.v1.losses.mean_squared_error(
+            labels=labels, predictions=logits, reduction=tf.compat.v1.losses.Reduction.NONE
         )
-        return loss, weights
 
     def predictions(self, logits: Any) -> dict:
         """``{"predictions": ...}``, plus ``logits`` when there is an inverse link."""
