@@ -33,12 +33,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from .._spec import EstimatorSpec
+from .._spec import EstimatorSpec, ModeKeys
 from . import _checks, _train_checks
 from ._keys import MetricKeys
 
 __all__ = [
     "Head",
+    "SingleHead",
 ]
 
 
@@ -223,53 +224,6 @@ def add_regularization(training_loss: Any, regularization_losses: Any) -> Any:
     return training_loss + tf.math.add_n(regularization_losses)
 
 
-def update_metric_with_broadcast_weights(eval_metric: Any, values: Any, weights: Any) -> None:
-    values = tf.cast(values, dtype=tf.float32)
-    if weights is not None:
-        weights = tf.compat.v2.__internal__.ops.broadcast_weights(weights, values)
-    eval_metric.update_state(values=values, sample_weight=weights)
-
-
-def update_regularization_metric(eval_metrics: dict, key: str, regularization_losses: Any) -> None:
-    """Adds the batch's summed regularization losses to ``eval_metrics[key]``, if any."""
-    if regularization_losses is not None:
-        eval_metrics[key].update_state(values=tf.math.add_n(regularization_losses))
-
-
-def threshold_metric_keys(thresholds: Any, key: Callable[[str], str]) -> tuple:
-    """``(accuracy keys, precision keys, recall keys)``, one key per threshold."""
-    return tuple(
-        tuple(key(template % t) for t in thresholds)
-        for template in (
-            MetricKeys.ACCURACY_AT_THRESHOLD,
-            MetricKeys.PRECISION_AT_THRESHOLD,
-            MetricKeys.RECALL_AT_THRESHOLD,
-        )
-    )
-
-
-def threshold_metrics(m: Any, thresholds: Any, threshold_keys: tuple) -> dict:
-    """New ``BinaryAccuracy``, ``Precision`` and ``Recall`` metrics at each threshold."""
-    accuracy_keys, precision_keys, recall_keys = threshold_keys
-    metrics = {}
-    for i, threshold in enumerate(thresholds):
-        metrics[accuracy_keys[i]] = m.BinaryAccuracy(name=accuracy_keys[i], threshold=threshold)
-        metrics[precision_keys[i]] = m.Precision(name=precision_keys[i], thresholds=threshold)
-        metrics[recall_keys[i]] = m.Recall(name=recall_keys[i], thresholds=threshold)
-    return metrics
-
-
-def update_threshold_metrics(
-    eval_metrics: dict, threshold_keys: tuple, labels: Any, predictions: Any, weights: Any
-) -> None:
-    """Updates the metrics of ``threshold_metrics``, threshold by threshold."""
-    for i in range(len(threshold_keys[0])):
-        for keys in threshold_keys:
-            eval_metrics[keys[i]].update_state(
-                y_true=labels, y_pred=predictions, sample_weight=weights
-            )
-
-
 def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
     """``(fn taking only tensors, the tensor kwargs)``, the other kwargs bound in."""
     tensors = {k: v for k, v in kwargs.items() if tf.is_tensor(v)}
@@ -333,3 +287,133 @@ def create_estimator_spec_summary(
             tf.compat.v1.summary.scalar(
                 key(MetricKeys.LOSS_REGULARIZATION), tf.math.add_n(regularization_losses)
             )
+
+
+class SingleHead(Head):
+    """A head over one set of logits: the spec every such head builds the same way.
+
+    Subclasses process the labels (``_processed_labels``), give the loss without a
+    ``loss_fn`` (``_default_loss``) and the PREDICT mode's serving outputs
+    (``_export_outputs``).
+    """
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    @abc.abstractmethod
+    def _processed_labels(self, logits: Any, labels: Any) -> Any:
+        """The labels checked against ``logits`` and in the form the loss takes."""
+
+    @abc.abstractmethod
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        """The unreduced loss without a ``loss_fn``, for processed ``labels``."""
+
+    #: the last dimension a ``loss_fn``'s loss must have.
+    _expected_loss_dim = 1
+    #: whether the weights may be given per logit (``[D0, ... DN, logits_dimension]``).
+    _per_logit_weights = False
+
+    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
+        """``(per-example loss, weights)`` for processed ``labels``."""
+        if self._loss_fn:
+            loss = _checks.call_loss_fn(
+                loss_fn=self._loss_fn,
+                labels=labels,
+                logits=logits,
+                features=features,
+                expected_loss_dim=self._expected_loss_dim,
+            )
+        else:
+            loss = self._default_loss(labels, logits)
+        weights = _checks.get_weights_and_check_match_logits(
+            features=features,
+            weight_column=self._weight_column,
+            logits=logits,
+            allow_per_logit_weights=self._per_logit_weights,
+        )
+        return loss, weights
+
+    @abc.abstractmethod
+    def _export_outputs(self, predictions: dict) -> dict:
+        """The serving outputs (keyed by signature name) for ``predictions``."""
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: Any = None,
+        regularization_losses: Any = None,
+    ) -> Any:
+        """The head's weighted, reduced loss plus the regularization losses."""
+        del mode
+        with tf.compat.v1.name_scope(
+            "losses", values=(logits, labels, regularization_losses, features)
+        ):
+            logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+            labels = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
+            training_loss = weighted_loss(unweighted, weights, self._loss_reduction)
+            return add_regularization(training_loss, regularization_losses)
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Any = None,
+        train_op_fn: Callable | None = None,
+        update_ops: Any = None,
+        regularization_losses: Any = None,
+    ) -> SpecParts:
+        with tf.compat.v1.name_scope(self.name, "head"):
+            predictions = self.predictions(logits)
+            if mode == ModeKeys.PREDICT:
+                return SpecParts(
+                    ModeKeys.PREDICT,
+                    predictions=predictions,
+                    export_outputs=self._export_outputs(predictions),
+                )
+            loss = self.loss(
+                logits=logits,
+                labels=labels,
+                features=features,
+                mode=mode,
+                regularization_losses=regularization_losses,
+            )
+            if mode == ModeKeys.EVAL:
+                kwargs = {
+                    "eval_metrics": self.metrics(regularization_losses=regularization_losses),
+                    "features": features,
+                    "logits": logits,
+                    "labels": labels,
+                    "regularization_losses": regularization_losses,
+                }
+                return SpecParts(
+                    ModeKeys.EVAL,
+                    predictions=predictions,
+                    loss=loss,
+                    eval_metrics=eval_metrics_tuple(self.update_metrics, kwargs),
+                )
+            train_op = create_estimator_spec_train_op(
+                head_name=self.name,
+                optimizer=optimizer,
+                train_op_fn=train_op_fn,
+                update_ops=update_ops,
+                trainable_variables=trainable_variables,
+                regularized_training_loss=loss,
+                loss_reduction=self.loss_reduction,
+            )
+        create_estimator_spec_summary(
+            regularized_training_loss=loss,
+            regularization_losses=regularization_losses,
+            summary_key_fn=self._summary_key,
+        )
+        return SpecParts(ModeKeys.TRAIN, predictions=predictions, loss=loss, train_op=train_op)

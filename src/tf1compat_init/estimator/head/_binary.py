@@ -26,14 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
-from ._single import ClassHead
 
 __all__ = ["BinaryClassHead"]
 
 
-class BinaryClassHead(ClassHead):
+class BinaryClassHead(_outputs.ClassHead):
     """A head for binary classification (``tf.estimator.BinaryClassHead``).
 
     Labels are 0/1 (any numeric dtype), or strings from ``label_vocabulary`` (two
@@ -99,7 +98,7 @@ class BinaryClassHead(ClassHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
+        self._threshold_keys = _metrics.threshold_metric_keys(thresholds, key)
 
     @property
     def logits_dimension(self) -> int:
@@ -167,7 +166,7 @@ class BinaryClassHead(ClassHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
+            metrics.update(_metrics.threshold_metrics(m, self._thresholds, self._threshold_keys))
         return metrics
 
     def _update_accuracy_baseline(self, eval_metrics: dict) -> None:
@@ -202,10 +201,10 @@ class BinaryClassHead(ClassHead):
         for key in (self._accuracy_key, self._precision_key, self._recall_key):
             eval_metrics[key].update_state(y_true=labels, y_pred=class_ids, sample_weight=weights)
         logistic = self.predictions(logits, [PredictionKeys.LOGISTIC])[PredictionKeys.LOGISTIC]
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], logistic, weights
         )
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._label_mean_key], labels, weights
         )
         self._update_accuracy_baseline(eval_metrics)
@@ -213,10 +212,10 @@ class BinaryClassHead(ClassHead):
             self._update_auc(
                 eval_metrics[key], labels=labels, predictions=logistic, weights=weights
             )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        _base.update_threshold_metrics(
+        _metrics.update_threshold_metrics(
             eval_metrics, self._threshold_keys, labels, logistic, weights
         )
         return eval_metrics

@@ -26,14 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
-from ._single import ClassHead
 
 __all__ = ["MultiClassHead"]
 
 
-class MultiClassHead(ClassHead):
+class MultiClassHead(_outputs.ClassHead):
     """A head for multi-class classification (``tf.estimator.MultiClassHead``).
 
     Labels are integer class ids in ``[0, n_classes)`` of shape ``[D0, ... DN]`` or
@@ -165,7 +164,7 @@ class MultiClassHead(ClassHead):
         eval_metrics[self._accuracy_key].update_state(
             y_true=label_ids, y_pred=class_ids, sample_weight=weights
         )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
         return eval_metrics

@@ -26,14 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
-from ._single import ClassHead
 
 __all__ = ["MultiLabelHead"]
 
 
-class MultiLabelHead(ClassHead):
+class MultiLabelHead(_outputs.ClassHead):
     """A head for multi-label classification (``tf.estimator.MultiLabelHead``).
 
     Labels are a multi-hot ``[D0, ... DN, n_classes]`` indicator tensor, or a
@@ -106,7 +105,7 @@ class MultiLabelHead(ClassHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
+        self._threshold_keys = _metrics.threshold_metric_keys(thresholds, key)
         if label_vocabulary is None:
             tags = [(MetricKeys.PROBABILITY_MEAN_AT_CLASS, MetricKeys.AUC_AT_CLASS,
                      MetricKeys.AUC_PR_AT_CLASS, i) for i in class_ids]  # fmt: skip
@@ -194,7 +193,7 @@ class MultiLabelHead(ClassHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
+            metrics.update(_metrics.threshold_metrics(m, self._thresholds, self._threshold_keys))
             for i in range(len(self._classes_for_class_based_metrics)):
                 metrics[self._prob_keys[i]] = m.Mean(name=self._prob_keys[i])
                 metrics[self._auc_keys[i]] = m.AUC(name=self._auc_keys[i])
@@ -220,10 +219,10 @@ class MultiLabelHead(ClassHead):
             eval_metrics[k].update_state(
                 y_true=processed, y_pred=probabilities, sample_weight=weights
             )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        _base.update_threshold_metrics(
+        _metrics.update_threshold_metrics(
             eval_metrics, self._threshold_keys, processed, probabilities, weights
         )
         for i, class_id in enumerate(self._classes_for_class_based_metrics):
@@ -233,7 +232,7 @@ class MultiLabelHead(ClassHead):
             size = tf.concat([-1 * tf.ones([batch_rank], dtype=tf.int32), [1]], axis=0)
             class_probabilities = tf.slice(probabilities, begin=begin, size=size)
             class_labels = tf.slice(processed, begin=begin, size=size)
-            _base.update_metric_with_broadcast_weights(
+            _metrics.update_metric_with_broadcast_weights(
                 eval_metrics[self._prob_keys[i]], class_probabilities, weights
             )
             for k in (self._auc_keys[i], self._auc_pr_keys[i]):

@@ -26,14 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _base, _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
-from ._single import SingleHead
 
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
 
 
-class RegressionHead(SingleHead):
+class RegressionHead(_base.SingleHead):
     """A head for regression (``tf.estimator.RegressionHead``).
 
     Labels are floats of shape ``[D0, ... DN, label_dimension]`` (or without the last
@@ -140,10 +139,10 @@ class RegressionHead(SingleHead):
         eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
         # The raw labels, as tensorflow-estimator 2.15 passes them.
         eval_metrics[self._label_mean_key].update_state(values=labels, sample_weight=weights)
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], predicted, weights
         )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
         return eval_metrics
