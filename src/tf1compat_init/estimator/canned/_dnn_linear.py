@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from .. import Estimator
 from .._spec import ModeKeys
+from ..head._base import replica_scaled_loss
 from ._common import (
     NO_COLUMNS,
     add_layer_summary,
@@ -130,11 +131,7 @@ def dnn_linear_combined_model_fn(
     logits = sum_logits(dnn_logits, linear_logits)
 
     def train_op_fn(loss: tf.Tensor) -> tf.Operation:
-        if loss_reduction == _SUM_OVER_BATCH_SIZE:
-            # The replicas' gradients are summed: each replica's mean loss counts 1/n.
-            replicas = tf.distribute.get_strategy().num_replicas_in_sync
-            if replicas > 1:
-                loss *= 1.0 / replicas
+        loss = replica_scaled_loss(loss, loss_reduction)
         ops = []
         if dnn_logits is not None:
             ops += dnn_optimizer.get_updates(loss, dnn_variables)

@@ -40,6 +40,7 @@ from ._keys import MetricKeys
 __all__ = [
     "Head",
     "SingleHead",
+    "replica_scaled_loss",
 ]
 
 
@@ -235,6 +236,18 @@ def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
     return call, tensors
 
 
+def replica_scaled_loss(loss: Any, loss_reduction: str) -> Any:
+    """``loss`` over the replicas in sync when it is a ``SUM_OVER_BATCH_SIZE`` mean.
+
+    The replicas' gradients are summed, so each replica's mean loss counts ``1/n``.
+    """
+    if loss_reduction == _checks.SUM_OVER_BATCH_SIZE:
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            loss *= 1.0 / replicas
+    return loss
+
+
 def create_estimator_spec_train_op(
     head_name: str | None,
     optimizer: Any = None,
@@ -260,10 +273,9 @@ def create_estimator_spec_train_op(
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
             _train_checks.validate_v2_optimizer(optimizer)
             _train_checks.validate_trainable_variables(trainable_variables)
-            if loss_reduction == _checks.SUM_OVER_BATCH_SIZE:
-                replicas = tf.distribute.get_strategy().num_replicas_in_sync
-                if replicas > 1:
-                    regularized_training_loss *= 1.0 / replicas
+            regularized_training_loss = replica_scaled_loss(
+                regularized_training_loss, loss_reduction
+            )
             train_op = optimizer.get_updates(regularized_training_loss, trainable_variables)[0]
         elif train_op_fn is not None:
             train_op = train_op_fn(regularized_training_loss)
