@@ -354,6 +354,20 @@ class SingleHead(Head):
     def _export_outputs(self, predictions: dict) -> dict:
         """The serving outputs (keyed by signature name) for ``predictions``."""
 
+    def _update_loss_mean(
+        self, eval_metrics: dict, features: Any, logits: Any, labels: Any
+    ) -> tuple:
+        """Adds the batch's loss to the mean loss metric (``_loss_mean_key``).
+
+        Returns:
+            ``(checked logits, processed labels, weights)`` for the other metrics.
+        """
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        processed = self._processed_labels(logits, labels)
+        unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
+        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        return logits, processed, weights
+
     def loss(
         self,
         labels: Any,

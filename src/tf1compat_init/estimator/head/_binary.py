@@ -194,10 +194,7 @@ class BinaryClassHead(_outputs.ClassHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        labels = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        logits, labels, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         for key in (self._accuracy_key, self._precision_key, self._recall_key):
             eval_metrics[key].update_state(y_true=labels, y_pred=class_ids, sample_weight=weights)
         logistic = self.predictions(logits, [PredictionKeys.LOGISTIC])[PredictionKeys.LOGISTIC]

@@ -157,10 +157,7 @@ class MultiClassHead(_outputs.ClassHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        label_ids = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, label_ids, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        _, label_ids, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         eval_metrics[self._accuracy_key].update_state(
             y_true=label_ids, y_pred=class_ids, sample_weight=weights
         )

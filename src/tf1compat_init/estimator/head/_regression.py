@@ -133,10 +133,7 @@ class RegressionHead(_base.SingleHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         predicted = self.predictions(logits)[PredictionKeys.PREDICTIONS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        processed = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        _, _, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         # The raw labels, as tensorflow-estimator 2.15 passes them.
         eval_metrics[self._label_mean_key].update_state(values=labels, sample_weight=weights)
         _metrics.update_metric_with_broadcast_weights(
