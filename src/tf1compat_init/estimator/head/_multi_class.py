@@ -94,17 +94,7 @@ class MultiClassHead(_outputs.ClassHead):
         labels = _checks.check_dense_labels_match_logits_and_reshape(
             labels=labels, logits=logits, expected_labels_dimension=1
         )
-        if self._label_vocabulary is None:
-            if not labels.dtype.is_integer:
-                raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
-            label_ids = labels
-        else:
-            if labels.dtype != tf.string:
-                raise ValueError(
-                    "Labels dtype should be string if there is a vocabulary. Instead got "
-                    f"{labels.dtype}"
-                )
-            label_ids = self._class_id_table().lookup(labels)
+        label_ids = _outputs.class_label_ids(labels, self._label_vocabulary, self._class_id_table)
         return _checks.check_label_range(label_ids, self._n_classes)
 
     def _default_loss(self, labels: Any, logits: Any) -> Any:

@@ -48,6 +48,7 @@ __all__ = [
     "all_class_ids",
     "all_classes",
     "class_id_table",
+    "class_label_ids",
     "class_string_table",
     "classification_export_outputs",
     "regression_export_outputs",
@@ -108,6 +109,20 @@ def regression_export_outputs(predictions: dict) -> dict:
         REGRESS_SERVING_KEY: regression,
         PREDICT_SERVING_KEY: PredictOutput(predictions),
     }
+
+
+def class_label_ids(labels: Any, label_vocabulary: Any, id_table: Callable[[], Any]) -> Any:
+    """A multi-class head's label ids: integer labels as they are, string labels looked
+    up in ``id_table()`` when there is a vocabulary (TF 2.15's dtype errors otherwise)."""
+    if label_vocabulary is None:
+        if not labels.dtype.is_integer:
+            raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
+        return labels
+    if labels.dtype != tf.string:
+        raise ValueError(
+            f"Labels dtype should be string if there is a vocabulary. Instead got {labels.dtype}"
+        )
+    return id_table().lookup(labels)
 
 
 def class_id_table(label_vocabulary: Any) -> Any:
