@@ -38,9 +38,6 @@ first use from ``canned/`` and ``head/``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 import tensorflow as tf
 
 from ..alias import install, uninstall
@@ -50,6 +47,7 @@ from . import head as _head
 from ._config import RunConfig, WarmStartSettings
 from ._estimator import Estimator
 from ._exporter import BestExporter, Exporter, FinalExporter, LatestExporter
+from ._lazy import lazy_getattr
 from ._spec import EstimatorSpec, ModeKeys
 from ._train_and_evaluate import EvalSpec, TrainSpec, train_and_evaluate
 
@@ -143,9 +141,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

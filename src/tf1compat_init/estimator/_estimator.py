@@ -43,7 +43,7 @@ from ._config import resolve_warm_start as _resolve_warm_start
 from ._fn_calls import call_model_fn as _call_model_fn
 from ._fn_calls import verify_model_fn_args as _verify_model_fn_args
 from ._log import logger
-from ._spec import EstimatorSpec, ModeKeys
+from ._spec import EstimatorSpec, ModeKeys, checked_items
 
 __all__ = ["Estimator"]
 
@@ -53,21 +53,13 @@ _ALLOWED_OVERRIDES = frozenset({"model_fn", "latest_checkpoint"})
 
 
 def _check_hooks(hooks: Any) -> list:
-    hooks = list(hooks or [])
-    for h in hooks:
-        if not isinstance(h, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"Hooks must be a SessionRunHook, given: {h}")
-    return hooks
+    hook_type = tf.compat.v1.train.SessionRunHook
+    return checked_items(hooks, hook_type, "Hooks must be a SessionRunHook, given: {}", list)
 
 
 def _check_listeners(listeners: Any) -> list:
-    listeners = list(listeners or [])
-    for listener in listeners:
-        if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
-            raise TypeError(
-                f"saving_listeners must be a list of CheckpointSaverListener, given: {listener}"
-            )
-    return listeners
+    message = "saving_listeners must be a list of CheckpointSaverListener, given: {}"
+    return checked_items(listeners, tf.compat.v1.train.CheckpointSaverListener, message, list)
 
 
 def _config_with_model_dir(config: Any, model_dir: Any) -> RunConfig:

@@ -127,7 +127,47 @@ def _verify_compare_fn_args(compare_fn: Any) -> None:
         raise ValueError(f"compare_fn ({compare_fn}) has following not expected args: {unexpected}")
 
 
-class BestExporter(Exporter):
+class _SavedModelPolicy(Exporter):
+    """A public exporter: writes through a :class:`_SavedModelExporter` when
+    :meth:`_should_export` says so, then keeps the newest ``_exports_to_keep``."""
+
+    _exports_to_keep: int | None = None
+
+    def __init__(
+        self, name: str, serving_input_receiver_fn: Any, assets_extra: Any, as_text: bool
+    ) -> None:
+        self._exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+
+    @property
+    def name(self) -> str:
+        return self._exporter.name
+
+    @abc.abstractmethod
+    def _should_export(self, estimator: Any, eval_result: dict, is_the_final_export: bool) -> bool:
+        """Whether this evaluation is exported (it may log and note it)."""
+
+    def _exported(self) -> None:
+        """Called after an export and its clean-up."""
+
+    def export(
+        self,
+        estimator: Any,
+        export_path: str,
+        checkpoint_path: str,
+        eval_result: dict,
+        is_the_final_export: bool,
+    ) -> Any:
+        if not self._should_export(estimator, eval_result, is_the_final_export):
+            return None
+        result = self._exporter.export(
+            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
+        )
+        _keep_newest_exports(export_path, self._exports_to_keep)
+        self._exported()
+        return result
+
+
+class BestExporter(_SavedModelPolicy):
     """Exports when an evaluation beats the best so far (``compare_fn``; default: lower loss).
 
     Args:
@@ -155,7 +195,7 @@ class BestExporter(Exporter):
         if self._compare_fn is None:
             raise ValueError("`compare_fn` must not be None.")
         _verify_compare_fn_args(self._compare_fn)
-        self._exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
         self._event_file_pattern = event_file_pattern
         self._model_dir = None
         self._best_eval_result: dict | None = None
@@ -166,18 +206,7 @@ class BestExporter(Exporter):
                 f"`exports_to_keep`, if provided, must be a positive number. Got {exports_to_keep}"
             )
 
-    @property
-    def name(self) -> str:
-        return self._exporter.name
-
-    def export(
-        self,
-        estimator: Any,
-        export_path: str,
-        checkpoint_path: str,
-        eval_result: dict,
-        is_the_final_export: bool,
-    ) -> Any:
+    def _should_export(self, estimator: Any, eval_result: dict, is_the_final_export: bool) -> bool:
         if self._model_dir != estimator.model_dir and self._event_file_pattern:
             logger.info("Loading best metric from event files.")
             self._model_dir = estimator.model_dir
@@ -192,13 +221,11 @@ class BestExporter(Exporter):
         ):
             logger.info("Performing best model export.")
             self._best_eval_result = eval_result
-            result = self._exporter.export(
-                estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-            )
-            _keep_newest_exports(export_path, self._exports_to_keep)
-            self._has_exported = True
-            return result
-        return None
+            return True
+        return False
+
+    def _exported(self) -> None:
+        self._has_exported = True
 
     def _best_in_event_files(self, pattern: str) -> dict | None:
         best = None
@@ -214,7 +241,7 @@ class BestExporter(Exporter):
         return best
 
 
-class FinalExporter(Exporter):
+class FinalExporter(_SavedModelPolicy):
     """Exports once: after the evaluation that reached ``TrainSpec.max_steps``."""
 
     def __init__(
@@ -224,29 +251,15 @@ class FinalExporter(Exporter):
         assets_extra: Any = None,
         as_text: bool = False,
     ) -> None:
-        self._exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
 
-    @property
-    def name(self) -> str:
-        return self._exporter.name
-
-    def export(
-        self,
-        estimator: Any,
-        export_path: str,
-        checkpoint_path: str,
-        eval_result: dict,
-        is_the_final_export: bool,
-    ) -> Any:
-        if not is_the_final_export:
-            return None
-        logger.info("Performing the final export in the end of training.")
-        return self._exporter.export(
-            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-        )
+    def _should_export(self, estimator: Any, eval_result: dict, is_the_final_export: bool) -> bool:
+        if is_the_final_export:
+            logger.info("Performing the final export in the end of training.")
+        return is_the_final_export
 
 
-class LatestExporter(Exporter):
+class LatestExporter(_SavedModelPolicy):
     """Exports after every evaluation; keeps the newest ``exports_to_keep`` (``None``: all)."""
 
     def __init__(
@@ -257,25 +270,10 @@ class LatestExporter(Exporter):
         as_text: bool = False,
         exports_to_keep: int | None = 5,
     ) -> None:
-        self._exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
         self._exports_to_keep = exports_to_keep
         if exports_to_keep is not None and exports_to_keep <= 0:
             raise ValueError("`exports_to_keep`, if provided, must be positive number")
 
-    @property
-    def name(self) -> str:
-        return self._exporter.name
-
-    def export(
-        self,
-        estimator: Any,
-        export_path: str,
-        checkpoint_path: str,
-        eval_result: dict,
-        is_the_final_export: bool,
-    ) -> Any:
-        result = self._exporter.export(
-            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-        )
-        _keep_newest_exports(export_path, self._exports_to_keep)
-        return result
+    def _should_export(self, estimator: Any, eval_result: dict, is_the_final_export: bool) -> bool:
+        return True

@@ -35,6 +35,7 @@ __all__ = [
     "call_input_fn",
     "call_model_fn",
     "fn_args",
+    "model_fn_kwargs",
     "parse_input_fn_result",
     "verify_model_fn_args",
 ]
@@ -85,16 +86,24 @@ def verify_model_fn_args(model_fn: Any, params: Any) -> None:
 
 def call_input_fn(input_fn: Any, mode: str, params: dict, config: Any) -> Any:
     """Calls ``input_fn`` with the ``mode`` / ``params`` / ``config`` it asks for, on the CPU."""
-    names = fn_args(input_fn)
-    kwargs: dict[str, Any] = {}
-    if "mode" in names:
-        kwargs["mode"] = mode
-    if "params" in names:
-        kwargs["params"] = params
-    if "config" in names:
-        kwargs["config"] = config
+    kwargs = _declared(fn_args(input_fn), mode=mode, params=params, config=config)
     with tf.compat.v1.device("/cpu:0"):
         return input_fn(**kwargs)
+
+
+def _declared(names: tuple[str, ...], **values: Any) -> dict[str, Any]:
+    return {name: value for name, value in values.items() if name in names}
+
+
+def model_fn_kwargs(names: tuple[str, ...], labels: Any, **values: Any) -> dict[str, Any]:
+    """The ``labels`` and ``values`` (mode, params, config) a model_fn declares in ``names``.
+
+    Raises:
+        ValueError: ``labels`` are given to a ``model_fn`` that takes none.
+    """
+    if "labels" not in names and labels is not None:
+        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+    return _declared(names, labels=labels, **values)
 
 
 class DatasetInitializerHook(tf.compat.v1.train.SessionRunHook):
@@ -175,17 +184,7 @@ def call_model_fn(
 ) -> EstimatorSpec:
     """Calls ``model_fn`` with the arguments it declares and checks its result."""
     names = fn_args(model_fn)
-    kwargs: dict[str, Any] = {}
-    if "labels" in names:
-        kwargs["labels"] = labels
-    elif labels is not None:
-        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-    if "mode" in names:
-        kwargs["mode"] = mode
-    if "params" in names:
-        kwargs["params"] = params
-    if "config" in names:
-        kwargs["config"] = config
+    kwargs = model_fn_kwargs(names, labels, mode=mode, params=params, config=config)
     logger.info("Calling model_fn.")
     try:
         spec = model_fn(features=features, **kwargs)

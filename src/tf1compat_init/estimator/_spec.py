@@ -121,12 +121,22 @@ def _validate_predictions(predictions: Any, mode: str) -> Any:
     return predictions
 
 
+def checked_items(items: Any, cls: type, message: str, container: type = tuple) -> Any:
+    """``items`` (``None``: none) as a ``container``, every one an instance of ``cls``.
+
+    Raises:
+        TypeError: ``message.format(item)`` for the first item that is not.
+    """
+    items = container(items or [])
+    for item in items:
+        if not isinstance(item, cls):
+            raise TypeError(message.format(item))
+    return items
+
+
 def _validate_hooks(hooks: Any) -> tuple:
-    hooks = tuple(hooks or [])
-    for hook in hooks:
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook}")
-    return hooks
+    hook_type = tf.compat.v1.train.SessionRunHook
+    return checked_items(hooks, hook_type, "All hooks must be SessionRunHook instances, given: {}")
 
 
 def _metric_updates(key: str, metric: Any) -> list:

@@ -39,6 +39,7 @@ from . import _cluster_run
 from ._cluster import EVALUATOR, MASTER, PS
 from ._exporter import Exporter
 from ._log import logger
+from ._spec import checked_items
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
@@ -54,22 +55,13 @@ def _validate_input_fn(input_fn: Any) -> None:
 
 
 def _validate_hooks(hooks: Any) -> tuple:
-    hooks = tuple(hooks or [])
-    for hook in hooks:
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"All hooks must be `SessionRunHook` instances, given: {hook}")
-    return hooks
+    message = "All hooks must be `SessionRunHook` instances, given: {}"
+    return checked_items(hooks, tf.compat.v1.train.SessionRunHook, message)
 
 
 def _validate_saving_listeners(listeners: Any) -> tuple:
-    listeners = tuple(listeners or [])
-    for listener in listeners:
-        if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
-            raise TypeError(
-                "All saving_listeners must be `CheckpointSaverListener` instances, "
-                f"given: {listener}"
-            )
-    return listeners
+    message = "All saving_listeners must be `CheckpointSaverListener` instances, given: {}"
+    return checked_items(listeners, tf.compat.v1.train.CheckpointSaverListener, message)
 
 
 def _exporters_type_error(exporters: Any, bad: Any) -> TypeError:

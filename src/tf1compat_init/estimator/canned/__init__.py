@@ -9,8 +9,9 @@ TensorFlow >= 2.16), imported when an estimator is first used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below
     from ._baseline import BaselineClassifier, BaselineEstimator, BaselineRegressor
@@ -59,10 +60,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The canned estimators import Keras 2 (tf_keras); a model_fn-only user never pays for it.
-    if name in LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, LAZY, globals())

@@ -35,6 +35,7 @@ import tensorflow as tf
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
+from ..head._base import replica_scaled_loss
 from ._common import batch_size_and_checks, weight_column_key
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
@@ -75,10 +76,7 @@ def _baseline_model_fn_v2(
         opt.iterations = tf.compat.v1.train.get_or_create_global_step()
 
     def train_op_fn(loss: tf.Tensor) -> Any:
-        if loss_reduction == _SUM_OVER_BATCH_SIZE:
-            replicas = tf.distribute.get_strategy().num_replicas_in_sync
-            if replicas > 1:
-                loss *= 1.0 / replicas
+        loss = replica_scaled_loss(loss, loss_reduction)
         return opt.get_updates(loss, trainable_variables)[0]
 
     return head.create_estimator_spec(

@@ -28,6 +28,7 @@ Argument checks, per-layer summaries and batch-size plumbing that tensorflow-est
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import tensorflow as tf
@@ -37,8 +38,14 @@ __all__ = [
     "add_layer_summary",
     "batch_size_and_checks",
     "check_no_sync_replicas_optimizer",
+    "check_units",
+    "column_learning_rate",
+    "dnn_forward",
     "fraction_of_zero",
     "init_with_model_fn",
+    "ps_partitioners",
+    "require_hidden_units",
+    "sum_logits",
     "validate_feature_columns",
     "validate_features",
     "weight_column_key",
@@ -54,6 +61,67 @@ def validate_features(features: Any) -> None:
         raise ValueError(
             f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
         )
+
+
+def check_units(units: Any) -> None:
+    """The DNN's (and the RNN's) check of ``units``, with TF 2.15's message."""
+    if not isinstance(units, int):
+        raise ValueError(f"units must be an int.  Given type: {type(units)}")
+
+
+def require_hidden_units(dnn_hidden_units: Any) -> None:
+    """A wide-and-deep model with DNN columns needs hidden units (TF 2.15's message)."""
+    if not dnn_hidden_units:
+        raise ValueError("dnn_hidden_units must be defined when dnn_feature_columns is specified.")
+
+
+def column_learning_rate(cap: float, num_columns: int) -> float:
+    """The learning rate a linear part gets by default: ``min(cap, 1/sqrt(num_columns))``."""
+    return min(cap, 1.0 / math.sqrt(num_columns))
+
+
+def sum_logits(dnn_logits: Any, linear_logits: Any) -> Any:
+    """A wide-and-deep model's logits: the sum of its parts', or the one part's."""
+    if dnn_logits is not None and linear_logits is not None:
+        return dnn_logits + linear_logits
+    return dnn_logits if dnn_logits is not None else linear_logits
+
+
+def ps_partitioners(config: Any, input_layer_partitioner: Any) -> tuple[int, Any]:
+    """The v1 estimators' ``(num_ps_replicas, input layer partitioner)``.
+
+    The partitioner given, or TF 2.15's default: at most one part per parameter server,
+    parts of at least 64 MiB.
+    """
+    num_ps_replicas = config.num_ps_replicas if config else 0
+    return num_ps_replicas, input_layer_partitioner or tf.compat.v1.min_max_variable_partitioner(
+        max_partitions=num_ps_replicas, min_slice_size=64 << 20
+    )
+
+
+def dnn_forward(
+    net: Any,
+    hidden_layers: list,
+    dropout_layers: list,
+    batch_norm_layers: list,
+    tags: list,
+    logits_layer: Any,
+    logits_tag: str,
+    training: bool,
+) -> Any:
+    """The DNN's forward pass (V2 and v1 alike): each hidden layer, then its dropout (when
+    training) and batch normalization (when there are such layers), then its summaries;
+    last the logits layer."""
+    for i, dense in enumerate(hidden_layers):
+        net = dense(net)
+        if dropout_layers and training:
+            net = dropout_layers[i](net, training=True)
+        if batch_norm_layers:
+            net = batch_norm_layers[i](net, training=training)
+        add_layer_summary(net, tags[i])
+    logits = logits_layer(net)
+    add_layer_summary(logits, logits_tag)
+    return logits
 
 
 def add_layer_summary(value: tf.Tensor, tag: str) -> None:

@@ -38,7 +38,12 @@ from tensorflow.python.feature_column.feature_column_v2 import is_feature_column
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
-from ._common import add_layer_summary, init_with_model_fn, validate_features
+from ._common import (
+    check_units,
+    dnn_forward,
+    init_with_model_fn,
+    validate_features,
+)
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -88,8 +93,6 @@ class _DNNModel(_keras.Model):
             self._input_layer = _keras.layers.DenseFeatures(
                 feature_columns=feature_columns, name=scope + "input_layer"
             )
-        self._dropout = dropout
-        self._batch_norm = batch_norm
         # Keras lists variables in the order layers were tracked: all hidden layers, then
         # all batch normalizations, as TF 2.15 (the optimizer's slots follow that order).
         self._tags: list[str] = []
@@ -131,16 +134,10 @@ class _DNNModel(_keras.Model):
             net = self._input_layer(features, training=training)
         except TypeError:  # an input layer that takes no training argument
             net = self._input_layer(features)
-        for i, dense in enumerate(self._hidden_layers):
-            net = dense(net)
-            if self._dropout is not None and training:
-                net = self._dropout_layers[i](net, training=True)
-            if self._batch_norm:
-                net = self._batch_norm_layers[i](net, training=training)
-            add_layer_summary(net, self._tags[i])
-        logits = self._logits_layer(net)
-        add_layer_summary(logits, self._logits_tag)
-        return logits
+        return dnn_forward(
+            net, self._hidden_layers, self._dropout_layers, self._batch_norm_layers, self._tags,
+            self._logits_layer, self._logits_tag, training,
+        )  # fmt: skip
 
 
 def build_dnn_logits(
@@ -162,8 +159,7 @@ def build_dnn_logits(
     Raises:
         ValueError: ``units`` is not an int, or a feature column is a v1 column.
     """
-    if not isinstance(units, int):
-        raise ValueError(f"units must be an int.  Given type: {type(units)}")
+    check_units(units)
     model = _DNNModel(
         units, hidden_units, feature_columns, activation_fn, dropout, batch_norm, name="dnn"
     )

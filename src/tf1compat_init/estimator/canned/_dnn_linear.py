@@ -28,7 +28,6 @@ steps in the global step; the linear one keeps its own ``iterations``, saved as
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,11 +35,15 @@ import tensorflow as tf
 
 from .. import Estimator
 from .._spec import ModeKeys
+from ..head._base import replica_scaled_loss
 from ._common import (
     NO_COLUMNS,
     add_layer_summary,
     check_no_sync_replicas_optimizer,
+    column_learning_rate,
     init_with_model_fn,
+    require_hidden_units,
+    sum_logits,
     validate_feature_columns,
     validate_features,
 )
@@ -58,10 +61,6 @@ __all__ = [
 # The learning rates a named optimizer gets in the combined model (TF 2.15's).
 _DNN_LEARNING_RATE = 0.001
 _LINEAR_LEARNING_RATE = 0.005
-
-
-def _linear_learning_rate(num_columns: int) -> float:
-    return min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(num_columns))
 
 
 def dnn_linear_combined_model_fn(
@@ -99,10 +98,7 @@ def dnn_linear_combined_model_fn(
                 dnn_optimizer, learning_rate=_DNN_LEARNING_RATE
             )
             check_no_sync_replicas_optimizer(dnn_optimizer)
-        if not dnn_hidden_units:
-            raise ValueError(
-                "dnn_hidden_units must be defined when dnn_feature_columns is specified."
-            )
+        require_hidden_units(dnn_hidden_units)
         dnn_logits, dnn_variables, dnn_update_ops = build_dnn_logits(
             units=head.logits_dimension,
             hidden_units=dnn_hidden_units,
@@ -119,7 +115,9 @@ def dnn_linear_combined_model_fn(
         if training:
             linear_optimizer = get_optimizer_instance_v2(
                 linear_optimizer,
-                learning_rate=_linear_learning_rate(len(linear_feature_columns)),
+                learning_rate=column_learning_rate(
+                    _LINEAR_LEARNING_RATE, len(linear_feature_columns)
+                ),
             )
             check_no_sync_replicas_optimizer(linear_optimizer)
         linear_logits, linear_variables = linear_model_fn_builder_v2(
@@ -130,17 +128,10 @@ def dnn_linear_combined_model_fn(
         )
         add_layer_summary(linear_logits, "linear")
 
-    if dnn_logits is not None and linear_logits is not None:
-        logits = dnn_logits + linear_logits
-    else:
-        logits = dnn_logits if dnn_logits is not None else linear_logits
+    logits = sum_logits(dnn_logits, linear_logits)
 
     def train_op_fn(loss: tf.Tensor) -> tf.Operation:
-        if loss_reduction == _SUM_OVER_BATCH_SIZE:
-            # The replicas' gradients are summed: each replica's mean loss counts 1/n.
-            replicas = tf.distribute.get_strategy().num_replicas_in_sync
-            if replicas > 1:
-                loss *= 1.0 / replicas
+        loss = replica_scaled_loss(loss, loss_reduction)
         ops = []
         if dnn_logits is not None:
             ops += dnn_optimizer.get_updates(loss, dnn_variables)

@@ -39,7 +39,6 @@ name ``training/Ftrl/<variable>/accumulator`` and ``.../linear``, with
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -48,7 +47,12 @@ import tensorflow as tf
 from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
-from ._common import fraction_of_zero, init_with_model_fn
+from ._common import (
+    column_learning_rate,
+    fraction_of_zero,
+    init_with_model_fn,
+    validate_features,
+)
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._linear_model import LinearModel, is_feature_column_v2
 from ._optimizers import get_optimizer_instance_v2
@@ -113,7 +117,7 @@ def linear_model_fn_builder_v2(
 
 def default_optimizer_v2(feature_columns: Any) -> Any:
     """TF 2.15's ``optimizer=None`` for a linear model: ``Ftrl(min(0.2, 1/sqrt(n)))``."""
-    learning_rate = min(_LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
+    learning_rate = column_learning_rate(_LEARNING_RATE, len(feature_columns))
     return keras2().optimizers.legacy.Ftrl(learning_rate=learning_rate)
 
 
@@ -128,10 +132,7 @@ def _linear_model_fn_v2(
     sparse_combiner: str = "sum",
 ) -> Any:
     del config
-    if not isinstance(features, dict):
-        raise ValueError(
-            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
-        )
+    validate_features(features)
     if _is_sdca(optimizer):
         assert sparse_combiner == "sum"  # the constructors check it; LinearEstimator as TF 2.15
         return _sdca_model_fn(features, labels, mode, head, feature_columns, optimizer)

@@ -44,6 +44,7 @@ from ..head._binary import BinaryClassHead
 from ..head._multi_class import MultiClassHead
 from ..head._sequential import SequentialHeadWrapper
 from ..v1 import Estimator  # TF 2.15's RNN estimators derive from the v1 Estimator
+from ._common import check_units
 from ._optimizers import get_optimizer_instance_v2
 
 __all__ = ["RNNClassifier", "RNNEstimator"]
@@ -121,8 +122,7 @@ def _rnn_model(
     class RNNModel(keras.models.Model):
         def __init__(self) -> None:
             super().__init__(name="rnn_model")
-            if not isinstance(units, int):
-                raise ValueError(f"units must be an int.  Given type: {type(units)}")
+            check_units(units)
             self._sequence_features_layer = keras.experimental.SequenceFeatures(
                 sequence_feature_columns
             )

@@ -10,8 +10,9 @@ a head is first used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # defined lazily by __getattr__ below
     from ._base import Head
@@ -45,10 +46,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Heads import Keras 2 (tf_keras); a model_fn-only user never pays for that import.
-    if name in LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, LAZY, globals())

@@ -39,6 +39,8 @@ from ._keys import MetricKeys
 
 __all__ = [
     "Head",
+    "SingleHead",
+    "replica_scaled_loss",
 ]
 
 
@@ -223,53 +225,6 @@ def add_regularization(training_loss: Any, regularization_losses: Any) -> Any:
     return training_loss + tf.math.add_n(regularization_losses)
 
 
-def update_metric_with_broadcast_weights(eval_metric: Any, values: Any, weights: Any) -> None:
-    values = tf.cast(values, dtype=tf.float32)
-    if weights is not None:
-        weights = tf.compat.v2.__internal__.ops.broadcast_weights(weights, values)
-    eval_metric.update_state(values=values, sample_weight=weights)
-
-
-def update_regularization_metric(eval_metrics: dict, key: str, regularization_losses: Any) -> None:
-    """Adds the batch's summed regularization losses to ``eval_metrics[key]``, if any."""
-    if regularization_losses is not None:
-        eval_metrics[key].update_state(values=tf.math.add_n(regularization_losses))
-
-
-def threshold_metric_keys(thresholds: Any, key: Callable[[str], str]) -> tuple:
-    """``(accuracy keys, precision keys, recall keys)``, one key per threshold."""
-    return tuple(
-        tuple(key(template % t) for t in thresholds)
-        for template in (
-            MetricKeys.ACCURACY_AT_THRESHOLD,
-            MetricKeys.PRECISION_AT_THRESHOLD,
-            MetricKeys.RECALL_AT_THRESHOLD,
-        )
-    )
-
-
-def threshold_metrics(m: Any, thresholds: Any, threshold_keys: tuple) -> dict:
-    """New ``BinaryAccuracy``, ``Precision`` and ``Recall`` metrics at each threshold."""
-    accuracy_keys, precision_keys, recall_keys = threshold_keys
-    metrics = {}
-    for i, threshold in enumerate(thresholds):
-        metrics[accuracy_keys[i]] = m.BinaryAccuracy(name=accuracy_keys[i], threshold=threshold)
-        metrics[precision_keys[i]] = m.Precision(name=precision_keys[i], thresholds=threshold)
-        metrics[recall_keys[i]] = m.Recall(name=recall_keys[i], thresholds=threshold)
-    return metrics
-
-
-def update_threshold_metrics(
-    eval_metrics: dict, threshold_keys: tuple, labels: Any, predictions: Any, weights: Any
-) -> None:
-    """Updates the metrics of ``threshold_metrics``, threshold by threshold."""
-    for i in range(len(threshold_keys[0])):
-        for keys in threshold_keys:
-            eval_metrics[keys[i]].update_state(
-                y_true=labels, y_pred=predictions, sample_weight=weights
-            )
-
-
 def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
     """``(fn taking only tensors, the tensor kwargs)``, the other kwargs bound in."""
     tensors = {k: v for k, v in kwargs.items() if tf.is_tensor(v)}
@@ -279,6 +234,18 @@ def eval_metrics_tuple(fn: Callable, kwargs: dict) -> tuple:
         return fn(**others, **given)
 
     return call, tensors
+
+
+def replica_scaled_loss(loss: Any, loss_reduction: str) -> Any:
+    """``loss`` over the replicas in sync when it is a ``SUM_OVER_BATCH_SIZE`` mean.
+
+    The replicas' gradients are summed, so each replica's mean loss counts ``1/n``.
+    """
+    if loss_reduction == _checks.SUM_OVER_BATCH_SIZE:
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            loss *= 1.0 / replicas
+    return loss
 
 
 def create_estimator_spec_train_op(
@@ -306,10 +273,9 @@ def create_estimator_spec_train_op(
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
             _train_checks.validate_v2_optimizer(optimizer)
             _train_checks.validate_trainable_variables(trainable_variables)
-            if loss_reduction == _checks.SUM_OVER_BATCH_SIZE:
-                replicas = tf.distribute.get_strategy().num_replicas_in_sync
-                if replicas > 1:
-                    regularized_training_loss *= 1.0 / replicas
+            regularized_training_loss = replica_scaled_loss(
+                regularized_training_loss, loss_reduction
+            )
             train_op = optimizer.get_updates(regularized_training_loss, trainable_variables)[0]
         elif train_op_fn is not None:
             train_op = train_op_fn(regularized_training_loss)
@@ -338,7 +304,9 @@ def create_estimator_spec_summary(
 class SingleHead(Head):
     """A head over one set of logits: the spec every such head builds the same way.
 
-    Subclasses give the PREDICT mode's serving outputs with ``_export_outputs``.
+    Subclasses process the labels (``_processed_labels``), give the loss without a
+    ``loss_fn`` (``_default_loss``) and the PREDICT mode's serving outputs
+    (``_export_outputs``).
     """
 
     @property
@@ -354,12 +322,51 @@ class SingleHead(Head):
         """The labels checked against ``logits`` and in the form the loss takes."""
 
     @abc.abstractmethod
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        """The unreduced loss without a ``loss_fn``, for processed ``labels``."""
+
+    #: the last dimension a ``loss_fn``'s loss must have.
+    _expected_loss_dim = 1
+    #: whether the weights may be given per logit (``[D0, ... DN, logits_dimension]``).
+    _per_logit_weights = False
+
     def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
         """``(per-example loss, weights)`` for processed ``labels``."""
+        if self._loss_fn:
+            loss = _checks.call_loss_fn(
+                loss_fn=self._loss_fn,
+                labels=labels,
+                logits=logits,
+                features=features,
+                expected_loss_dim=self._expected_loss_dim,
+            )
+        else:
+            loss = self._default_loss(labels, logits)
+        weights = _checks.get_weights_and_check_match_logits(
+            features=features,
+            weight_column=self._weight_column,
+            logits=logits,
+            allow_per_logit_weights=self._per_logit_weights,
+        )
+        return loss, weights
 
     @abc.abstractmethod
     def _export_outputs(self, predictions: dict) -> dict:
         """The serving outputs (keyed by signature name) for ``predictions``."""
+
+    def _update_loss_mean(
+        self, eval_metrics: dict, features: Any, logits: Any, labels: Any
+    ) -> tuple:
+        """Adds the batch's loss to the mean loss metric (``_loss_mean_key``).
+
+        Returns:
+            ``(checked logits, processed labels, weights)`` for the other metrics.
+        """
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        processed = self._processed_labels(logits, labels)
+        unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
+        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        return logits, processed, weights
 
     def loss(
         self,

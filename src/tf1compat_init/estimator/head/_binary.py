@@ -26,13 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["BinaryClassHead"]
 
 
-class BinaryClassHead(_base.SingleHead):
+class BinaryClassHead(_outputs.ClassHead):
     """A head for binary classification (``tf.estimator.BinaryClassHead``).
 
     Labels are 0/1 (any numeric dtype), or strings from ``label_vocabulary`` (two
@@ -98,24 +98,11 @@ class BinaryClassHead(_base.SingleHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
-        self._id_table = None
-        self._string_table = None
+        self._threshold_keys = _metrics.threshold_metric_keys(thresholds, key)
 
     @property
     def logits_dimension(self) -> int:
         return 1
-
-    def _class_id_table(self) -> Any:
-        # A graph gets its own table each time; eagerly one table is reused.
-        if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _outputs.class_id_table(self._label_vocabulary)
-        return self._id_table
-
-    def _class_string_table(self) -> Any:
-        if self._string_table is None or not tf.executing_eagerly():
-            self._string_table = _outputs.class_string_table(self._label_vocabulary)
-        return self._string_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         labels = _checks.check_dense_labels_match_logits_and_reshape(
@@ -126,21 +113,8 @@ class BinaryClassHead(_base.SingleHead):
         labels = tf.cast(labels, dtype=tf.float32)
         return _checks.check_label_range(labels, n_classes=2)
 
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=1,
-            )
-        else:
-            loss = tf.compat.v1.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features, weight_column=self._weight_column, logits=logits
-        )
-        return loss, weights
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        return tf.compat.v1.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``logistic``, ``probabilities``, ``class_ids``, ``classes``,
@@ -155,10 +129,7 @@ class BinaryClassHead(_base.SingleHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        if keys:
-            _checks.check_prediction_keys(keys, valid_keys)
-        else:
-            keys = valid_keys
+        keys = _checks.check_prediction_keys(keys, valid_keys)
         logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
         predictions = {}
         with tf.compat.v1.name_scope("predictions", values=(logits,)):
@@ -174,23 +145,7 @@ class BinaryClassHead(_base.SingleHead):
                 predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(
                     two_class_logits, name=k.PROBABILITIES
                 )
-            if k.CLASS_IDS in keys or k.CLASSES in keys:
-                class_ids = tf.compat.v1.math.argmax(two_class_logits, axis=-1, name=k.CLASS_IDS)
-                class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
-                if k.CLASS_IDS in keys:
-                    predictions[k.CLASS_IDS] = class_ids
-                if k.CLASSES in keys:
-                    if self._label_vocabulary is not None:
-                        classes = self._class_string_table().lookup(class_ids)
-                    else:
-                        classes = tf.strings.as_string(class_ids, name="str_classes")
-                    predictions[k.CLASSES] = classes
-            if k.ALL_CLASS_IDS in keys:
-                predictions[k.ALL_CLASS_IDS] = _outputs.all_class_ids(logits, n_classes=2)
-            if k.ALL_CLASSES in keys:
-                predictions[k.ALL_CLASSES] = _outputs.all_classes(
-                    logits, n_classes=2, label_vocabulary=self._label_vocabulary
-                )
+            self._add_class_predictions(predictions, keys, two_class_logits, logits, 2)
             return predictions
 
     def metrics(self, regularization_losses: Any = None) -> dict:
@@ -211,7 +166,7 @@ class BinaryClassHead(_base.SingleHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
+            metrics.update(_metrics.threshold_metrics(m, self._thresholds, self._threshold_keys))
         return metrics
 
     def _update_accuracy_baseline(self, eval_metrics: dict) -> None:
@@ -239,17 +194,14 @@ class BinaryClassHead(_base.SingleHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        labels = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, labels, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        logits, labels, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         for key in (self._accuracy_key, self._precision_key, self._recall_key):
             eval_metrics[key].update_state(y_true=labels, y_pred=class_ids, sample_weight=weights)
         logistic = self.predictions(logits, [PredictionKeys.LOGISTIC])[PredictionKeys.LOGISTIC]
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], logistic, weights
         )
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._label_mean_key], labels, weights
         )
         self._update_accuracy_baseline(eval_metrics)
@@ -257,10 +209,10 @@ class BinaryClassHead(_base.SingleHead):
             self._update_auc(
                 eval_metrics[key], labels=labels, predictions=logistic, weights=weights
             )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        _base.update_threshold_metrics(
+        _metrics.update_threshold_metrics(
             eval_metrics, self._threshold_keys, labels, logistic, weights
         )
         return eval_metrics

@@ -421,10 +421,14 @@ def validate_n_classes(n_classes: Any) -> Any:
     return n_classes
 
 
-def check_prediction_keys(pred_keys: Any, valid_keys: list) -> None:
+def check_prediction_keys(pred_keys: Any, valid_keys: list) -> Any:
+    """``pred_keys`` once checked against ``valid_keys``; all of those when none is given."""
+    if not pred_keys:
+        return valid_keys
     for key in pred_keys:
         if key not in valid_keys:
             raise ValueError(
                 f"Prediction key must be in PredictionKeys, given: {key}."
                 f"Valid prediction keys include {valid_keys}."
             )
+    return pred_keys

@@ -26,13 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["MultiClassHead"]
 
 
-class MultiClassHead(_base.SingleHead):
+class MultiClassHead(_outputs.ClassHead):
     """A head for multi-class classification (``tf.estimator.MultiClassHead``).
 
     Labels are integer class ids in ``[0, n_classes)`` of shape ``[D0, ... DN]`` or
@@ -85,58 +85,23 @@ class MultiClassHead(_base.SingleHead):
         self._loss_mean_key = self._summary_key(MetricKeys.LOSS_MEAN)
         self._accuracy_key = self._summary_key(MetricKeys.ACCURACY)
         self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
-        self._id_table = None
-        self._string_table = None
 
     @property
     def logits_dimension(self) -> Any:
         return self._n_classes
 
-    def _class_id_table(self) -> Any:
-        if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _outputs.class_id_table(self._label_vocabulary)
-        return self._id_table
-
-    def _class_string_table(self) -> Any:
-        if self._string_table is None or not tf.executing_eagerly():
-            self._string_table = _outputs.class_string_table(self._label_vocabulary)
-        return self._string_table
-
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         labels = _checks.check_dense_labels_match_logits_and_reshape(
             labels=labels, logits=logits, expected_labels_dimension=1
         )
-        if self._label_vocabulary is None:
-            if not labels.dtype.is_integer:
-                raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
-            label_ids = labels
-        else:
-            if labels.dtype != tf.string:
-                raise ValueError(
-                    "Labels dtype should be string if there is a vocabulary. Instead got "
-                    f"{labels.dtype}"
-                )
-            label_ids = self._class_id_table().lookup(labels)
+        label_ids = _outputs.class_label_ids(labels, self._label_vocabulary, self._class_id_table)
         return _checks.check_label_range(label_ids, self._n_classes)
 
-    def _unweighted_loss_and_weights(self, logits: Any, label_ids: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=label_ids,
-                logits=logits,
-                features=features,
-                expected_loss_dim=1,
-            )
-        else:
-            loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(
-                labels=label_ids, logits=logits, reduction=tf.compat.v1.losses.Reduction.NONE
-            )
-            loss = tf.compat.v1.expand_dims(loss, axis=-1)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features, weight_column=self._weight_column, logits=logits
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(
+            labels=labels, logits=logits, reduction=tf.compat.v1.losses.Reduction.NONE
         )
-        return loss, weights
+        return tf.compat.v1.expand_dims(loss, axis=-1)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``probabilities``, ``class_ids``, ``classes``, ``all_class_ids``,
@@ -150,10 +115,7 @@ class MultiClassHead(_base.SingleHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        if keys:
-            _checks.check_prediction_keys(keys, valid_keys)
-        else:
-            keys = valid_keys
+        keys = _checks.check_prediction_keys(keys, valid_keys)
         logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
         predictions = {}
         with tf.compat.v1.name_scope("predictions", values=(logits,)):
@@ -161,25 +123,8 @@ class MultiClassHead(_base.SingleHead):
                 predictions[k.LOGITS] = logits
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(logits, name=k.PROBABILITIES)
-            if k.CLASS_IDS in keys or k.CLASSES in keys:
-                class_ids = tf.compat.v1.math.argmax(logits, axis=-1, name=k.CLASS_IDS)
-                class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
-                if k.CLASS_IDS in keys:
-                    predictions[k.CLASS_IDS] = class_ids
-                if k.CLASSES in keys:
-                    if self._label_vocabulary:
-                        classes = self._class_string_table().lookup(class_ids)
-                    else:
-                        classes = tf.strings.as_string(class_ids, name="str_classes")
-                    predictions[k.CLASSES] = classes
-            if k.ALL_CLASS_IDS in keys:
-                predictions[k.ALL_CLASS_IDS] = _outputs.all_class_ids(
-                    logits, n_classes=self._n_classes
-                )
-            if k.ALL_CLASSES in keys:
-                predictions[k.ALL_CLASSES] = _outputs.all_classes(
-                    logits, n_classes=self._n_classes, label_vocabulary=self._label_vocabulary
-                )
+            # A vocabulary has n_classes (> 2) names: never empty.
+            self._add_class_predictions(predictions, keys, logits, logits, self._n_classes)
             return predictions
 
     def metrics(self, regularization_losses: Any = None) -> dict:
@@ -202,14 +147,11 @@ class MultiClassHead(_base.SingleHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         class_ids = self.predictions(logits)[PredictionKeys.CLASS_IDS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        label_ids = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, label_ids, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        _, label_ids, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         eval_metrics[self._accuracy_key].update_state(
             y_true=label_ids, y_pred=class_ids, sample_weight=weights
         )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
         return eval_metrics

@@ -28,7 +28,7 @@ import tensorflow as tf
 from .._export_output import PredictOutput
 from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
-from . import _base, _outputs
+from . import _base, _metrics, _outputs
 from ._keys import MetricKeys
 
 __all__ = ["MultiHead"]
@@ -216,7 +216,7 @@ class MultiHead(_base.Head):
     ) -> dict:
         """Updates the loss metrics and adds every head's updated metrics."""
         logits_dict = self._check_logits_and_labels(logits, labels)
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
         for i, head in enumerate(self._heads):

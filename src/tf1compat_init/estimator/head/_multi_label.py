@@ -26,13 +26,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["MultiLabelHead"]
 
 
-class MultiLabelHead(_base.SingleHead):
+class MultiLabelHead(_outputs.ClassHead):
     """A head for multi-label classification (``tf.estimator.MultiLabelHead``).
 
     Labels are a multi-hot ``[D0, ... DN, n_classes]`` indicator tensor, or a
@@ -105,7 +105,7 @@ class MultiLabelHead(_base.SingleHead):
         self._auc_key = key(MetricKeys.AUC)
         self._auc_pr_key = key(MetricKeys.AUC_PR)
         self._loss_regularization_key = key(MetricKeys.LOSS_REGULARIZATION)
-        self._threshold_keys = _base.threshold_metric_keys(thresholds, key)
+        self._threshold_keys = _metrics.threshold_metric_keys(thresholds, key)
         if label_vocabulary is None:
             tags = [(MetricKeys.PROBABILITY_MEAN_AT_CLASS, MetricKeys.AUC_AT_CLASS,
                      MetricKeys.AUC_PR_AT_CLASS, i) for i in class_ids]  # fmt: skip
@@ -115,16 +115,10 @@ class MultiLabelHead(_base.SingleHead):
         self._prob_keys = tuple(key(p % c) for p, _, _, c in tags)
         self._auc_keys = tuple(key(a % c) for _, a, _, c in tags)
         self._auc_pr_keys = tuple(key(r % c) for _, _, r, c in tags)
-        self._id_table = None
 
     @property
     def logits_dimension(self) -> int:
         return self._n_classes
-
-    def _class_id_table(self) -> Any:
-        if self._id_table is None or not tf.executing_eagerly():
-            self._id_table = _outputs.class_id_table(self._label_vocabulary)
-        return self._id_table
 
     def _processed_labels(self, logits: Any, labels: Any) -> Any:
         if labels is None:
@@ -160,36 +154,20 @@ class MultiLabelHead(_base.SingleHead):
         with tf.control_dependencies([checked]):
             return tf.sparse.to_indicator(labels, self._n_classes)
 
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=1,
-            )
-        else:
-            loss = tf.compat.v1.losses.sigmoid_cross_entropy(
-                multi_class_labels=labels,
-                logits=logits,
-                reduction=tf.compat.v1.losses.Reduction.NONE,
-            )
-            # One loss per example: the mean over its labels.
-            loss = tf.math.reduce_mean(loss, axis=-1, keepdims=True)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features, weight_column=self._weight_column, logits=logits
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        loss = tf.compat.v1.losses.sigmoid_cross_entropy(
+            multi_class_labels=labels,
+            logits=logits,
+            reduction=tf.compat.v1.losses.Reduction.NONE,
         )
-        return loss, weights
+        # One loss per example: the mean over its labels.
+        return tf.math.reduce_mean(loss, axis=-1, keepdims=True)
 
     def predictions(self, logits: Any, keys: Any = None) -> dict:
         """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""
         k = PredictionKeys
         valid_keys = [k.LOGITS, k.PROBABILITIES, k.CLASSES]
-        if keys:
-            _checks.check_prediction_keys(keys, valid_keys)
-        else:
-            keys = valid_keys
+        keys = _checks.check_prediction_keys(keys, valid_keys)
         logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
         predictions = {}
         with tf.compat.v1.name_scope("predictions", values=(logits,)):
@@ -215,7 +193,7 @@ class MultiLabelHead(_base.SingleHead):
             }
             if regularization_losses is not None:
                 metrics[self._loss_regularization_key] = m.Mean(name=keys.LOSS_REGULARIZATION)
-            metrics.update(_base.threshold_metrics(m, self._thresholds, self._threshold_keys))
+            metrics.update(_metrics.threshold_metrics(m, self._thresholds, self._threshold_keys))
             for i in range(len(self._classes_for_class_based_metrics)):
                 metrics[self._prob_keys[i]] = m.Mean(name=self._prob_keys[i])
                 metrics[self._auc_keys[i]] = m.AUC(name=self._auc_keys[i])
@@ -241,10 +219,10 @@ class MultiLabelHead(_base.SingleHead):
             eval_metrics[k].update_state(
                 y_true=processed, y_pred=probabilities, sample_weight=weights
             )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
-        _base.update_threshold_metrics(
+        _metrics.update_threshold_metrics(
             eval_metrics, self._threshold_keys, processed, probabilities, weights
         )
         for i, class_id in enumerate(self._classes_for_class_based_metrics):
@@ -254,7 +232,7 @@ class MultiLabelHead(_base.SingleHead):
             size = tf.concat([-1 * tf.ones([batch_rank], dtype=tf.int32), [1]], axis=0)
             class_probabilities = tf.slice(probabilities, begin=begin, size=size)
             class_labels = tf.slice(processed, begin=begin, size=size)
-            _base.update_metric_with_broadcast_weights(
+            _metrics.update_metric_with_broadcast_weights(
                 eval_metrics[self._prob_keys[i]], class_probabilities, weights
             )
             for k in (self._auc_keys[i], self._auc_pr_keys[i]):

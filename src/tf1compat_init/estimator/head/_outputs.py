@@ -19,6 +19,9 @@
 # outputs, in their own module, shared with the v1 heads.
 """What the heads' predictions and serving signatures are built from.
 
+``ClassHead``: the single heads over classes (binary, multi-class, multi-label), with
+their vocabulary tables and class predictions.
+
 The class-id and class-string tensors of the classifiers' predictions, the vocabulary
 lookup tables, and the export outputs of classifiers and regressors (default, classify or
 regress, predict signatures), as tensorflow-estimator 2.15's ``head/base_head.py`` builds
@@ -33,16 +36,19 @@ from typing import Any
 import tensorflow as tf
 
 from .._export_output import ClassificationOutput, PredictOutput, RegressionOutput
+from ._base import SingleHead
 from ._keys import PredictionKeys
 
 __all__ = [
     "CLASSIFY_SERVING_KEY",
+    "ClassHead",
     "DEFAULT_SERVING_KEY",
     "PREDICT_SERVING_KEY",
     "REGRESS_SERVING_KEY",
     "all_class_ids",
     "all_classes",
     "class_id_table",
+    "class_label_ids",
     "class_string_table",
     "classification_export_outputs",
     "regression_export_outputs",
@@ -105,6 +111,20 @@ def regression_export_outputs(predictions: dict) -> dict:
     }
 
 
+def class_label_ids(labels: Any, label_vocabulary: Any, id_table: Callable[[], Any]) -> Any:
+    """A multi-class head's label ids: integer labels as they are, string labels looked
+    up in ``id_table()`` when there is a vocabulary (TF 2.15's dtype errors otherwise)."""
+    if label_vocabulary is None:
+        if not labels.dtype.is_integer:
+            raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
+        return labels
+    if labels.dtype != tf.string:
+        raise ValueError(
+            f"Labels dtype should be string if there is a vocabulary. Instead got {labels.dtype}"
+        )
+    return id_table().lookup(labels)
+
+
 def class_id_table(label_vocabulary: Any) -> Any:
     """A string -> id table over the vocabulary; unknown strings map to -1."""
     from tensorflow.python.ops import lookup_ops
@@ -121,3 +141,45 @@ def class_string_table(label_vocabulary: Any) -> Any:
     return lookup_ops.index_to_string_table_from_tensor(
         vocabulary_list=label_vocabulary, name="class_string_lookup"
     )
+
+
+class ClassHead(SingleHead):
+    """A single head over classes, which ``_label_vocabulary`` may name."""
+
+    _id_table = None
+    _string_table = None
+
+    def _class_id_table(self) -> Any:
+        # A graph gets its own table each time; eagerly one table is reused.
+        if self._id_table is None or not tf.executing_eagerly():
+            self._id_table = class_id_table(self._label_vocabulary)
+        return self._id_table
+
+    def _class_string_table(self) -> Any:
+        if self._string_table is None or not tf.executing_eagerly():
+            self._string_table = class_string_table(self._label_vocabulary)
+        return self._string_table
+
+    def _add_class_predictions(
+        self, predictions: dict, keys: Any, class_logits: Any, logits: Any, n_classes: int
+    ) -> None:
+        """Adds the ``keys`` among ``class_ids`` / ``classes`` (the argmax of
+        ``class_logits``) and ``all_class_ids`` / ``all_classes`` to ``predictions``."""
+        k = PredictionKeys
+        if k.CLASS_IDS in keys or k.CLASSES in keys:
+            class_ids = tf.compat.v1.math.argmax(class_logits, axis=-1, name=k.CLASS_IDS)
+            class_ids = tf.compat.v1.expand_dims(class_ids, axis=-1)
+            if k.CLASS_IDS in keys:
+                predictions[k.CLASS_IDS] = class_ids
+            if k.CLASSES in keys:
+                if self._label_vocabulary is not None:
+                    classes = self._class_string_table().lookup(class_ids)
+                else:
+                    classes = tf.strings.as_string(class_ids, name="str_classes")
+                predictions[k.CLASSES] = classes
+        if k.ALL_CLASS_IDS in keys:
+            predictions[k.ALL_CLASS_IDS] = all_class_ids(logits, n_classes=n_classes)
+        if k.ALL_CLASSES in keys:
+            predictions[k.ALL_CLASSES] = all_classes(
+                logits, n_classes=n_classes, label_vocabulary=self._label_vocabulary
+            )

@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from .._keras2 import keras2
-from . import _base, _checks, _outputs
+from . import _base, _checks, _metrics, _outputs
 from ._keys import MetricKeys, PredictionKeys
 
 __all__ = ["LogisticRegressionHead", "PoissonRegressionHead", "RegressionHead"]
@@ -89,26 +89,16 @@ class RegressionHead(_base.SingleHead):
         )
         return tf.cast(labels, dtype=tf.float32)
 
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=self._logits_dimension,
-            )
-        else:
-            loss = tf.compat.v1.losses.mean_squared_error(
-                labels=labels, predictions=logits, reduction=tf.compat.v1.losses.Reduction.NONE
-            )
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features,
-            weight_column=self._weight_column,
-            logits=logits,
-            allow_per_logit_weights=True,
+    _per_logit_weights = True
+
+    @property
+    def _expected_loss_dim(self) -> int:
+        return self._logits_dimension
+
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
+        return tf.compat.v1.losses.mean_squared_error(
+            labels=labels, predictions=logits, reduction=tf.compat.v1.losses.Reduction.NONE
         )
-        return loss, weights
 
     def predictions(self, logits: Any) -> dict:
         """``{"predictions": ...}``, plus ``logits`` when there is an inverse link."""
@@ -143,16 +133,13 @@ class RegressionHead(_base.SingleHead):
     ) -> dict:
         """Updates every metric of ``metrics()`` with one batch; returns them."""
         predicted = self.predictions(logits)[PredictionKeys.PREDICTIONS]
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        processed = self._processed_labels(logits, labels)
-        unweighted, weights = self._unweighted_loss_and_weights(logits, processed, features)
-        eval_metrics[self._loss_mean_key].update_state(values=unweighted, sample_weight=weights)
+        _, _, weights = self._update_loss_mean(eval_metrics, features, logits, labels)
         # The raw labels, as tensorflow-estimator 2.15 passes them.
         eval_metrics[self._label_mean_key].update_state(values=labels, sample_weight=weights)
-        _base.update_metric_with_broadcast_weights(
+        _metrics.update_metric_with_broadcast_weights(
             eval_metrics[self._prediction_mean_key], predicted, weights
         )
-        _base.update_regularization_metric(
+        _metrics.update_regularization_metric(
             eval_metrics, self._loss_regularization_key, regularization_losses
         )
         return eval_metrics

@@ -35,7 +35,13 @@ from typing import Any
 import tensorflow as tf
 
 from .._spec import ModeKeys
-from ..canned._common import add_layer_summary, init_with_model_fn, validate_features
+from ..canned._common import (
+    check_units,
+    dnn_forward,
+    init_with_model_fn,
+    ps_partitioners,
+    validate_features,
+)
 from ..canned._optimizers import LEARNING_RATE, get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -62,8 +68,7 @@ def dnn_logits(
     Raises:
         ValueError: ``units`` is not an int.
     """
-    if not isinstance(units, int):
-        raise ValueError(f"units must be an int.  Given type: {type(units)}")
+    check_units(units)
     layers = legacy_layers()
     is_training = mode == ModeKeys.TRAIN
     hidden, scope_names, dropouts, norms = [], [], [], []
@@ -105,16 +110,9 @@ def dnn_logits(
         "input_from_feature_columns", partitioner=input_layer_partitioner
     ):
         net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
-    for i, layer in enumerate(hidden):
-        net = layer(net)
-        if dropout is not None and is_training:
-            net = dropouts[i](net, training=True)
-        if batch_norm:
-            net = norms[i](net, training=is_training)
-        add_layer_summary(net, scope_names[i])
-    logits = logits_layer(net)
-    add_layer_summary(logits, logits_scope_name)
-    return logits
+    return dnn_forward(
+        net, hidden, dropouts, norms, scope_names, logits_layer, logits_scope_name, is_training
+    )
 
 
 def dnn_model_fn(
@@ -134,16 +132,11 @@ def dnn_model_fn(
     """The v1 DNN ``model_fn`` (TF 2.15's ``dnn._dnn_model_fn``, without TPU)."""
     optimizer = get_optimizer_instance(optimizer, learning_rate=LEARNING_RATE)
     validate_features(features)
-    num_ps_replicas = config.num_ps_replicas if config else 0
+    num_ps_replicas, input_layer_partitioner = ps_partitioners(config, input_layer_partitioner)
     partitioner = tf.compat.v1.min_max_variable_partitioner(max_partitions=num_ps_replicas)
     with tf.compat.v1.variable_scope(
         "dnn", values=tuple(features.values()), partitioner=partitioner
     ):
-        input_layer_partitioner = input_layer_partitioner or (
-            tf.compat.v1.min_max_variable_partitioner(
-                max_partitions=num_ps_replicas, min_slice_size=64 << 20
-            )
-        )
         logits = dnn_logits(
             features,
             mode,

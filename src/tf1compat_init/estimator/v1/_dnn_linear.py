@@ -27,16 +27,21 @@ once. The head runs outside both scopes, so slots are named ``<variable>/<Optimi
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import tensorflow as tf
 
 from ..canned._common import (
+    NO_COLUMNS,
     add_layer_summary,
     check_no_sync_replicas_optimizer,
+    column_learning_rate,
     init_with_model_fn,
+    ps_partitioners,
+    require_hidden_units,
+    sum_logits,
     validate_feature_columns,
+    validate_features,
 )
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
@@ -73,24 +78,15 @@ def dnn_linear_combined_model_fn(
     linear_sparse_combiner: str = "sum",
 ) -> Any:
     """The v1 wide & deep ``model_fn`` (TF 2.15's ``_dnn_linear_combined_model_fn``)."""
-    if not isinstance(features, dict):
-        raise ValueError(
-            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
-        )
+    validate_features(features)
     if not linear_feature_columns and not dnn_feature_columns:
-        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
-    num_ps_replicas = config.num_ps_replicas if config else 0
-    input_layer_partitioner = input_layer_partitioner or tf.compat.v1.min_max_variable_partitioner(
-        max_partitions=num_ps_replicas, min_slice_size=64 << 20
-    )
+        raise ValueError(NO_COLUMNS)
+    num_ps_replicas, input_layer_partitioner = ps_partitioners(config, input_layer_partitioner)
     deep = wide = None
     if dnn_feature_columns:
         dnn_optimizer = get_optimizer_instance(dnn_optimizer, learning_rate=_DNN_LEARNING_RATE)
         check_no_sync_replicas_optimizer(dnn_optimizer)
-        if not dnn_hidden_units:
-            raise ValueError(
-                "dnn_hidden_units must be defined when dnn_feature_columns is specified."
-            )
+        require_hidden_units(dnn_hidden_units)
         with tf.compat.v1.variable_scope(
             "dnn",
             values=tuple(features.values()),
@@ -109,7 +105,7 @@ def dnn_linear_combined_model_fn(
                 batch_norm=batch_norm,
             )
     if linear_feature_columns:
-        rate = min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(len(linear_feature_columns)))
+        rate = column_learning_rate(_LINEAR_LEARNING_RATE, len(linear_feature_columns))
         linear_optimizer = get_optimizer_instance(linear_optimizer, learning_rate=rate)
         check_no_sync_replicas_optimizer(linear_optimizer)
         with tf.compat.v1.variable_scope(
@@ -120,10 +116,7 @@ def dnn_linear_combined_model_fn(
                 features, linear_feature_columns, head.logits_dimension, linear_sparse_combiner
             )
             add_layer_summary(wide, scope.name)
-    if deep is not None and wide is not None:
-        logits = deep + wide
-    else:
-        logits = deep if deep is not None else wide
+    logits = sum_logits(deep, wide)
 
     def _train_op_fn(loss: Any) -> Any:
         train_ops = []

@@ -40,7 +40,7 @@ import tensorflow as tf
 
 from .._log import logger
 
-__all__ = ["enqueue_data"]
+__all__ = ["dequeue_batch", "enqueue_data"]
 
 
 def _next_batch_indices(
@@ -351,3 +351,31 @@ def enqueue_data(
         )
         tf.compat.v1.summary.scalar(summary_name, full)
         return queue
+
+
+def dequeue_batch(
+    data: Any,
+    capacity: int,
+    batch_size: int,
+    shuffle: bool,
+    num_threads: int,
+    num_epochs: Any,
+    min_after_dequeue: Any = None,
+) -> Any:
+    """One batch of ``data`` through an :func:`enqueue_data` queue: ``[row numbers, *columns]``.
+
+    Full batches (``dequeue_many``) when the data repeats forever (``num_epochs=None``),
+    otherwise the last batch may be short (``dequeue_up_to``).
+    """
+    queue = enqueue_data(
+        data,
+        capacity,
+        shuffle=shuffle,
+        min_after_dequeue=min_after_dequeue,
+        num_threads=num_threads,
+        enqueue_size=batch_size,
+        num_epochs=num_epochs,
+    )
+    if num_epochs is None:
+        return queue.dequeue_many(batch_size)
+    return queue.dequeue_up_to(batch_size)

@@ -28,12 +28,17 @@ v1 and v2 feature columns alike and makes the same variables as TF 2.15's two pa
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import tensorflow as tf
 
-from ..canned._common import fraction_of_zero, init_with_model_fn
+from ..canned._common import (
+    column_learning_rate,
+    fraction_of_zero,
+    init_with_model_fn,
+    ps_partitioners,
+    validate_features,
+)
 from ..canned._optimizers import get_optimizer_instance
 from . import _head as head_lib
 from ._estimator import Estimator
@@ -45,7 +50,7 @@ _LEARNING_RATE = 0.2
 
 
 def _default_optimizer(feature_columns: Any) -> Any:
-    learning_rate = min(_LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
+    learning_rate = column_learning_rate(_LEARNING_RATE, len(feature_columns))
     return tf.compat.v1.train.FtrlOptimizer(learning_rate=learning_rate)
 
 
@@ -89,14 +94,8 @@ def linear_model_fn(
     sparse_combiner: str = "sum",
 ) -> Any:
     """The v1 linear ``model_fn`` (TF 2.15's ``linear._linear_model_fn``, without SDCA)."""
-    if not isinstance(features, dict):
-        raise ValueError(
-            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
-        )
-    num_ps_replicas = config.num_ps_replicas if config else 0
-    partitioner = partitioner or tf.compat.v1.min_max_variable_partitioner(
-        max_partitions=num_ps_replicas, min_slice_size=64 << 20
-    )
+    validate_features(features)
+    _, partitioner = ps_partitioners(config, partitioner)
     with tf.compat.v1.variable_scope(
         "linear", values=tuple(features.values()), partitioner=partitioner
     ):

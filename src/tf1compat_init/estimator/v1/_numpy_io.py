@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._feeding import enqueue_data
+from ._feeding import dequeue_batch
 
 __all__ = ["numpy_input_fn"]
 
@@ -117,18 +117,7 @@ def numpy_input_fn(
                 f"Shapes in x: {x_shapes}\n"
                 f"Shapes in y: {y_shapes}\n"
             )
-        queue = enqueue_data(
-            data,
-            queue_capacity,
-            shuffle=shuffle,
-            num_threads=num_threads,
-            enqueue_size=batch_size,
-            num_epochs=num_epochs,
-        )
-        if num_epochs is None:
-            batch = queue.dequeue_many(batch_size)
-        else:
-            batch = queue.dequeue_up_to(batch_size)
+        batch = dequeue_batch(data, queue_capacity, batch_size, shuffle, num_threads, num_epochs)
         if batch:
             batch.pop(0)  # the row numbers
         if isinstance(x, np.ndarray):

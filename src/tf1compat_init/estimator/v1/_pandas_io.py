@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._feeding import enqueue_data
+from ._feeding import dequeue_batch
 
 __all__ = ["pandas_input_fn"]
 
@@ -105,19 +105,9 @@ def pandas_input_fn(
     min_after_dequeue = max(queue_capacity / 4, 1)
 
     def input_fn() -> Any:
-        queue = enqueue_data(
-            x,
-            queue_capacity,
-            shuffle=shuffle,
-            min_after_dequeue=min_after_dequeue,
-            num_threads=num_threads,
-            enqueue_size=batch_size,
-            num_epochs=num_epochs,
+        columns = dequeue_batch(
+            x, queue_capacity, batch_size, shuffle, num_threads, num_epochs, min_after_dequeue
         )
-        if num_epochs is None:
-            columns = queue.dequeue_many(batch_size)
-        else:
-            columns = queue.dequeue_up_to(batch_size)
         features = dict(zip(list(x.columns), columns[1:], strict=True))
         if y is None:
             return features

@@ -110,17 +110,10 @@ class _MultiClassHeadWithSoftmaxCrossEntropyLoss(_SingleHead):
         )
 
     def _processed_labels(self, labels: Any) -> Any:
-        if self._label_vocabulary is None:
-            if not labels.dtype.is_integer:
-                raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
-            label_ids = labels
-        else:
-            if labels.dtype != tf.string:
-                raise ValueError(
-                    "Labels dtype should be string if there is a "
-                    f"vocabulary. Instead got {labels.dtype}"
-                )
-            label_ids = _outputs.class_id_table(self._label_vocabulary).lookup(labels)
+        vocabulary = self._label_vocabulary
+        label_ids = _outputs.class_label_ids(
+            labels, vocabulary, lambda: _outputs.class_id_table(vocabulary)
+        )
         return _checks.check_label_range(label_ids, self._n_classes, texts=_v1_checks.V1_TEXTS)
 
     def _unweighted_loss(self, labels: Any, logits: Any) -> Any:

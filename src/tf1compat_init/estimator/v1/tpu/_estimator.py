@@ -40,7 +40,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from ..._fn_calls import fn_args, verify_model_fn_args
+from ..._fn_calls import fn_args, model_fn_kwargs, verify_model_fn_args
 from ..._log import logger
 from ..._spec import EstimatorSpec, ModeKeys
 from .._estimator import Estimator
@@ -396,23 +396,14 @@ class TPUEstimator(_TPUMethods, Estimator):
         is_export_mode: bool,
     ) -> Any:
         names = fn_args(model_fn)
-        kwargs: dict[str, Any] = {}
         config = copy.deepcopy(config)
         params = copy.deepcopy(params)
-        if "labels" in names:
-            kwargs["labels"] = labels
-        elif labels is not None:
-            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        if "mode" in names:
-            kwargs["mode"] = mode
-        if "config" in names:
-            kwargs["config"] = config
+        kwargs = model_fn_kwargs(names, labels, mode=mode, config=config, params=params)
         if "params" not in names:
             raise ValueError(
                 f"model_fn ({model_fn}) does not include params argument, required by "
                 "TPUEstimator to pass batch size as params['batch_size']"
             )
-        kwargs["params"] = params
         batch_size = None if is_export_mode else self._batch_sizes.get(mode)
         if batch_size is not None:
             _add_item(params, _BATCH_SIZE_KEY, batch_size)
