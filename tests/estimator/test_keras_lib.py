@@ -84,27 +84,29 @@ def test_arguments_give_the_same_run_as_tf215(variant):
     assert_same_run(ref, json.loads(VARIANTS_GOLDEN.read_text())[variant])
 
 
-@pytest.mark.tf_keras
-@pytest.mark.tf221
-@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
-def test_tf_keras_model_to_estimator_after_install_matches_tf215(tmp_path):
+def _scenario_after_install(tmp_path, *flags: str) -> dict:
+    """The scenario's record, run with tf_keras after ``install()`` in a fresh process."""
     out = tmp_path / "run.json"
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    script = ROOT / "tests" / "support" / "keras_lib_scenario.py"
     proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "support" / "keras_lib_scenario.py"),
-            str(out),
-            "--install",
-        ],
+        [sys.executable, str(script), str(out), "--install", *flags],
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert_same_run(json.loads(out.read_text()), json.loads(GOLDEN.read_text()))
+    return json.loads(out.read_text())
+
+
+@pytest.mark.tf_keras
+@pytest.mark.tf221
+@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
+def test_tf_keras_model_to_estimator_after_install_matches_tf215(tmp_path):
+    mine = _scenario_after_install(tmp_path)
+    assert_same_run(mine, json.loads(GOLDEN.read_text()))
 
 
 @pytest.mark.tf_keras
@@ -112,19 +114,8 @@ def test_tf_keras_model_to_estimator_after_install_matches_tf215(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
 def test_keras_lib_arguments_after_install_match_tf215(tmp_path):
     """The private keras_lib path, with each argument variant, gives TF 2.15's runs."""
-    out = tmp_path / "variants.json"
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "support" / "keras_lib_scenario.py"), str(out)]
-        + ["--install", "--variants"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    mine, golden = json.loads(out.read_text()), json.loads(VARIANTS_GOLDEN.read_text())
+    mine = _scenario_after_install(tmp_path, "--variants")
+    golden = json.loads(VARIANTS_GOLDEN.read_text())
     assert set(mine) == set(golden) == set(scenario.VARIANTS[1:])
     for variant in golden:
         assert_same_run(mine[variant], golden[variant])

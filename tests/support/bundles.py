@@ -8,6 +8,7 @@ tests/bundle/test_crc.py), and every test that asserts "the same value, bit for 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,3 +52,27 @@ def same_bits(a: Any, b: Any) -> bool:
     if a.dtype.hasobject or b.dtype.hasobject:
         return [bytes(x) for x in a.reshape(-1)] == [bytes(x) for x in b.reshape(-1)]
     return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def count_reads(monkeypatch, prefix):
+    """Counts, by key, the reads of ``prefix``'s tensors: whole or streamed in chunks."""
+    from tf1compat_init.bundle.reader import BundleReader
+
+    reads: dict[str, int] = {}
+    whole, chunks = BundleReader._read_entry, BundleReader.raw_chunks
+
+    def count(reader, key):
+        if os.path.abspath(reader.prefix) == os.path.abspath(prefix):
+            reads[key] = reads.get(key, 0) + 1
+
+    def counting_whole(self, entry, key, verify, label=None):
+        count(self, key)
+        return whole(self, entry, key, verify, label)
+
+    def counting_chunks(self, key, *args):
+        count(self, key)
+        return chunks(self, key, *args)
+
+    monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
+    monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)
+    return reads

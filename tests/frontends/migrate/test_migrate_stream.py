@@ -6,7 +6,6 @@ No TensorFlow: the ``tf1`` and ``safetensors`` outputs are written natively.
 from __future__ import annotations
 
 import errno
-import os
 import shutil
 import threading
 import time
@@ -14,10 +13,9 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-from support.bundles import write_checkpoint
+from support.bundles import count_reads, write_checkpoint
 
 from tf1compat_init import CheckpointCorruptError, open_checkpoint
-from tf1compat_init.bundle.reader import BundleReader
 from tf1compat_init.errors import DiskFullError
 from tf1compat_init.migrate import _safetensors, _stream, migrate
 
@@ -34,34 +32,12 @@ def src(tmp_path):
     return write_checkpoint(tmp_path / "src" / "model.ckpt", tensors), tensors
 
 
-def _count_reads(monkeypatch, prefix):
-    """Counts, by key, the reads of ``prefix``'s tensors: whole or streamed in chunks."""
-    reads: dict[str, int] = {}
-    whole, chunks = BundleReader._read_entry, BundleReader.raw_chunks
-
-    def count(reader, key):
-        if os.path.abspath(reader.prefix) == os.path.abspath(prefix):
-            reads[key] = reads.get(key, 0) + 1
-
-    def counting_whole(self, entry, key, verify, label=None):
-        count(self, key)
-        return whole(self, entry, key, verify, label)
-
-    def counting_chunks(self, key, *args):
-        count(self, key)
-        return chunks(self, key, *args)
-
-    monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
-    monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)
-    return reads
-
-
 @pytest.mark.parametrize("fmt,name", [("tf1", "m.ckpt"), ("safetensors", "m.safetensors")])
 def test_the_source_is_read_once(src, tmp_path, monkeypatch, fmt, name):
     prefix, tensors = src
     if fmt == "safetensors":
         tensors = {k: v for k, v in tensors.items() if k != "names"}
-    reads = _count_reads(monkeypatch, prefix)
+    reads = count_reads(monkeypatch, prefix)
     migrate(
         prefix, tmp_path / "out" / name, format=fmt, exclude=["^names$"] if fmt != "tf1" else ()
     )

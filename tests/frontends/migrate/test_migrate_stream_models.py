@@ -16,7 +16,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from support.bundles import write_checkpoint  # noqa: E402
+from support.bundles import count_reads, write_checkpoint  # noqa: E402
 
 from tf1compat_init import CheckpointCorruptError  # noqa: E402
 from tf1compat_init.checkpoint import target_variables  # noqa: E402
@@ -289,26 +289,8 @@ def test_what_cannot_stream_goes_through_the_model_and_says_so(tmp_path, monkeyp
 
 @pytest.mark.parametrize("fmt", ["tf2", pytest.param("keras", marks=keras3_only)])
 def test_the_source_is_read_once(tmp_path, monkeypatch, fmt):
-    from tf1compat_init.bundle.reader import BundleReader
-
     src, values = _source(tmp_path, _keras)
-    reads: dict[str, int] = {}
-    whole, chunks = BundleReader._read_entry, BundleReader.raw_chunks
-
-    def count(reader, key):
-        if os.path.abspath(reader.prefix) == os.path.abspath(src):
-            reads[key] = reads.get(key, 0) + 1
-
-    def counting_whole(self, entry, key, verify, label=None):
-        count(self, key)
-        return whole(self, entry, key, verify, label)
-
-    def counting_chunks(self, key, *args):
-        count(self, key)
-        return chunks(self, key, *args)
-
-    monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
-    monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)
+    reads = count_reads(monkeypatch, src)
     out = tmp_path / "out" / ("ckpt" if fmt == "tf2" else "m.weights.h5")
     migrate(src, out, format=fmt, model=_keras)
     assert reads == {k: 1 for k in values}
