@@ -20,11 +20,10 @@ from support.bundles import count_reads, write_checkpoint  # noqa: E402
 
 from tf1compat_init import CheckpointCorruptError  # noqa: E402
 from tf1compat_init.checkpoint import target_variables  # noqa: E402
-from tf1compat_init.engine.targets.keras_names import keras_flavour  # noqa: E402
 from tf1compat_init.migrate import _keras_stream, _tf2_stream, migrate  # noqa: E402
 
-KERAS3 = keras_flavour(tf.keras.Sequential()) == "keras3"
-keras3_only = pytest.mark.skipif(not KERAS3, reason="Keras 3 (TF >= 2.16)")
+# Keras 3 is tf.keras on the TF >= 2.16 leg only: the tf215 leg deselects these (no skips).
+keras3_only = pytest.mark.tf221
 
 
 class _Dense(tf.Module):
