@@ -64,7 +64,7 @@ def test_same_run_as_tf215(fmt):
 @pytest.mark.tf215
 @pytest.mark.parametrize("variant", scenario.VARIANTS[1:])
 def test_arguments_give_the_same_run_as_tf215(variant):
-    """metric_names_map, export_outputs, keras_model_path and use_v2_estimator, both ways.
+    """metric_names_map, export_outputs, keras_model_path, use_v2_estimator, sample weights.
 
     The reference is tensorflow-estimator's own ``keras_lib.model_to_estimator``, the function
     both Kerases' public ones call (v1 with ``use_v2_estimator=False``, v2 with True).
@@ -81,6 +81,9 @@ def test_arguments_give_the_same_run_as_tf215(variant):
         assert "mean_abs_err" in ref["metrics"] and "mae" not in ref["metrics"]
     if variant == "export_outputs":
         assert set(ref["signatures"]) == {"serving_default", "out"}
+    if variant == "sample_weights":  # the weights change the training and the eval loss
+        plain = json.loads(GOLDEN.read_text())
+        assert abs(ref["metrics"]["loss"] - plain["metrics"]["loss"]) > 1e-3
     assert_same_run(ref, json.loads(VARIANTS_GOLDEN.read_text())[variant])
 
 

@@ -28,8 +28,16 @@ def keras2():
 
 #: The arguments a run can vary beyond the checkpoint format: ``metric_names_map``,
 #: ``export_outputs`` (a PredictOutput signature "out" beside serving_default),
-#: ``keras_model_path`` (the model saved to HDF5 and passed by path) and ``use_v2_estimator``.
-VARIANTS = ("", "metric_names_map", "export_outputs", "keras_model_path", "use_v2_estimator")
+#: ``keras_model_path`` (the model saved to HDF5 and passed by path), ``use_v2_estimator`` and
+#: ``sample_weights`` (per-example weights in keras_lib's ``{"features", "sample_weights"}``).
+VARIANTS = (
+    "",
+    "metric_names_map",
+    "export_outputs",
+    "keras_model_path",
+    "use_v2_estimator",
+    "sample_weights",
+)
 
 
 def _variant_kwargs(variant: str, model, model_to_estimator) -> dict:
@@ -49,6 +57,8 @@ def _variant_kwargs(variant: str, model, model_to_estimator) -> dict:
         path = os.path.join(tempfile.mkdtemp(), "model.h5")
         model.save(path)
         return {"keras_model_path": path}
+    if variant == "sample_weights":  # the weights come with the features (see run)
+        return {"keras_model": model}
     if variant == "use_v2_estimator":
         return {"keras_model": model, "use_v2_estimator": True}
     if variant:
@@ -80,8 +90,14 @@ def run(model_to_estimator, checkpoint_format: str = "checkpoint", variant: str 
     x = (np.arange(24, dtype="float32").reshape(8, 3) / 10.0) - 1.0
     y = x.sum(1, keepdims=True) * 0.5
 
+    features = {"x": x}
+    if variant == "sample_weights":
+        # keras_lib's form: {"features": ..., "sample_weights": ...} in place of the features
+        weights = np.linspace(0.25, 2.0, 8, dtype="float32")
+        features = {"features": {"x": x}, "sample_weights": weights}
+
     def input_fn():
-        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8).repeat()
+        return tf.data.Dataset.from_tensor_slices((features, y)).batch(8).repeat()
 
     warm = {
         n: tf.train.load_variable(os.path.join(model_dir, "keras", "keras_model.ckpt"), n).tolist()
