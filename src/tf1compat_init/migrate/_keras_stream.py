@@ -34,7 +34,7 @@ from ..engine.basics.tensor_bytes import Progress, raw_bytes
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
 from ._stream import Chunks, prefetched
-from ._tf2_stream import Streamed, Unstreamable, variable_of
+from ._tf2_stream import Streamed, Unstreamable, streamed_variables, variable_of
 
 __all__ = ["verify", "write"]
 
@@ -122,15 +122,7 @@ def write(
         raise Unstreamable("this Keras' saving_lib has no _save_state / H5IOStore groups")
     if not getattr(model, "built", True):
         raise Unstreamable("the model is not built")
-    streamed: dict[int, str] = {}
-    for target, name in loaded.items():
-        t = targets[target]
-        if t.partitioned or len(t.parts) != 1:
-            raise Unstreamable(f"{target} is partitioned")
-        info, var = view.variables[name], t.parts[0].variable
-        if var.dtype.name != info.dtype or tuple(var.shape) != tuple(info.shape):
-            raise Unstreamable(f"{target} is {var.dtype.name} {var.shape}, its value {info}")
-        streamed[id(var)] = target
+    streamed = streamed_variables(view, targets, loaded)
     store = _store_class()(path, streamed)
     try:
         saving_lib._save_state(  # Keras' own walk: the paths save_weights writes
@@ -155,7 +147,7 @@ def _fill(
 ) -> Streamed:
     """Streams each target's source bytes into its place in the file; syncs it."""
     done = Streamed()
-    done.datasets = [(name, target) for name, target in datasets]
+    done.datasets = list(datasets)
     names = [loaded[t] for _, _, t in places]
     total = sum(view.nbytes(n) for n in names)
     if progress:

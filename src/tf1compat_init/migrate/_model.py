@@ -22,13 +22,14 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
-from ..bundle.crc import crc32c
-from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.basics.tensor_bytes import Progress
 from ..engine.grammar.mapping import AssignmentMap
 from ..engine.planning.policy import RestorePolicy
 from ..engine.reading.reader import CheckpointInfo, open_checkpoint
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
+from ._stream import value_crc
+from ._tf2_stream import root_of
 
 __all__ = ["Written", "build", "check", "prebuild", "verify", "write"]
 
@@ -100,10 +101,7 @@ def _crcs(targets: dict[str, Any], names: Sequence[str]) -> dict[str, int]:
     out = {}
     for name in names:
         value = _value(targets[name])
-        if value.dtype.hasobject:
-            out[name] = crc32c(b"".join(bytes(x) + b"\0" for x in value.reshape(-1)))
-        else:
-            out[name] = crc32c(raw_bytes(value))
+        out[name] = value_crc(value)
         del value
     return out
 
@@ -164,8 +162,6 @@ def write(
     if progress:
         progress(total, total, "")
     if fmt == "tf2":
-        from ._tf2_stream import root_of
-
         root_of(model).write(out_path)
     else:
         model.save_weights(out_path)
@@ -257,9 +253,7 @@ def verify(written: Written, fmt: str, out_path: str) -> None:
             v.assign(tf.zeros(v.shape, v.dtype))
     if fmt == "tf2":
         open_checkpoint(out_path)  # every index block and tensor checksum
-        root = model if isinstance(model, tf.train.Checkpoint) else tf.train.Checkpoint(model=model)
-        root.restore(out_path).assert_consumed()
-
+        root_of(model).restore(out_path).assert_consumed()
     else:
         model.load_weights(out_path)
     got = _crcs(targets, list(written.report.loaded))

@@ -21,12 +21,23 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from ..bundle import storage as _storage
+from ..bundle.crc import crc32c
 from ..bundle.dtypes import numpy_dtype
-from ..engine.basics.tensor_bytes import human
+from ..engine.basics.tensor_bytes import human, raw_bytes
 from ..errors import DiskFullError
 
-__all__ = ["CHUNK", "WINDOW", "Chunks", "check_space", "disk_full_as_error", "prefetched"]
+__all__ = [
+    "CHUNK",
+    "WINDOW",
+    "Chunks",
+    "check_space",
+    "disk_full_as_error",
+    "prefetched",
+    "value_crc",
+]
 
 logger = logging.getLogger("tf1compat_init.migrate")
 
@@ -34,6 +45,14 @@ logger = logging.getLogger("tf1compat_init.migrate")
 WINDOW = 64 << 20
 #: Bytes of one piece of a streamed tensor.
 CHUNK = 8 << 20
+
+
+def value_crc(value: np.ndarray) -> int:
+    """The CRC32C of a whole value as the writers record it: a fixed-width tensor's bytes
+    in C order (what a chunked write sums), a string tensor's items each ended by a NUL."""
+    if value.dtype.hasobject:
+        return crc32c(b"".join(bytes(x) + b"\0" for x in value.reshape(-1)))
+    return crc32c(raw_bytes(value))
 
 
 class Chunks:

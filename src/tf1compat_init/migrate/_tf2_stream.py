@@ -30,11 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ..bundle.crc import crc32c
-from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import Chunks, prefetched
+from ._stream import Chunks, prefetched, value_crc
 
 __all__ = [
     "OBJECT_GRAPH_KEY",
@@ -44,6 +43,7 @@ __all__ = [
     "model_bytes",
     "plan",
     "root_of",
+    "streamed_variables",
     "variable_of",
     "verify",
     "write",
@@ -133,10 +133,22 @@ def _model_value(value: Any) -> np.ndarray:
     return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
 
 
-def _value_crc(value: np.ndarray) -> int:
-    if value.dtype.hasobject:
-        return crc32c(b"".join(bytes(x) + b"\0" for x in value.reshape(-1)))
-    return crc32c(raw_bytes(value))
+def streamed_variables(
+    view: NamedView, targets: dict[str, Any], loaded: dict[str, str]
+) -> dict[int, str]:
+    """``{id(variable): target}`` of the loaded targets, each to take its source value's
+    bytes as stored; raises :class:`Unstreamable` for one partitioned or of another dtype
+    or shape than its value."""
+    out: dict[int, str] = {}
+    for target, name in loaded.items():
+        t = targets[target]
+        if t.partitioned or len(t.parts) != 1:
+            raise Unstreamable(f"{target} is partitioned")
+        info, var = view.variables[name], t.parts[0].variable
+        if var.dtype.name != info.dtype or tuple(var.shape) != tuple(info.shape):
+            raise Unstreamable(f"{target} is {var.dtype.name} {var.shape}, its value {info}")
+        out[id(var)] = target
+    return out
 
 
 def plan(
@@ -144,12 +156,7 @@ def plan(
 ) -> tuple[Any, bytes, list[tuple[str, Any, str | None]]]:
     """``(root, object graph, [(key, value spec, view name or None)])``; raises
     :class:`Unstreamable` where a loaded value cannot go to its key as it is stored."""
-    by_variable: dict[int, str] = {}
-    for target in loaded:
-        t = targets[target]
-        if t.partitioned or len(t.parts) != 1:
-            raise Unstreamable(f"{target} is partitioned")
-        by_variable[id(t.parts[0].variable)] = target
+    by_variable = streamed_variables(view, targets, loaded)
     root = root_of(model)
     graph, keys = _graph(root)
     out, seen = [], set()
@@ -159,10 +166,7 @@ def plan(
             out.append((key, value, None))
             continue
         seen.add(target)
-        name, info, var = loaded[target], view.variables[loaded[target]], variable_of(trackable)
-        if var.dtype.name != info.dtype or tuple(var.shape) != tuple(info.shape):
-            raise Unstreamable(f"{target} is {var.dtype.name} {var.shape}, its value {info}")
-        out.append((key, target, name))
+        out.append((key, target, loaded[target]))
     missing = set(loaded) - seen
     if missing:
         raise Unstreamable(f"{sorted(missing)[0]} has no key of its own in the object graph")
@@ -196,13 +200,13 @@ def write(
             dtype = getattr(value, "dtype", None)
             dtype = dtype.name if dtype is not None else None
             writer.add(key, arr, "string" if arr.dtype.hasobject else dtype)
-            done.crcs[key] = _value_crc(arr)
+            done.crcs[key] = value_crc(arr)
             done.dtypes[key] = "string" if arr.dtype.hasobject else str(dtype or arr.dtype)
             done.shapes[key] = tuple(arr.shape)
             del arr
         graph_value = np.array(graph, dtype=object)
         writer.add(OBJECT_GRAPH_KEY, graph_value, "string")
-        done.crcs[OBJECT_GRAPH_KEY] = _value_crc(graph_value)
+        done.crcs[OBJECT_GRAPH_KEY] = value_crc(graph_value)
         done.dtypes[OBJECT_GRAPH_KEY], done.shapes[OBJECT_GRAPH_KEY] = "string", ()
         written = 0
         for (key, target, name), (_, value) in zip(
@@ -213,7 +217,7 @@ def write(
                 crc = writer.add_raw(key, info.dtype, info.shape, value)
             else:
                 writer.add(key, value, info.dtype)
-                crc = _value_crc(np.asarray(value))
+                crc = value_crc(np.asarray(value))
             del value  # before the next is read: two large tensors are never held at once
             done.crcs[key], done.dtypes[key], done.shapes[key] = crc, info.dtype, info.shape
             done.by_target[target] = crc
@@ -255,7 +259,7 @@ def verify(streamed: Streamed, prefix: str) -> None:
         value = _read_back(prefix, key, dtype)  # one at a time: the last one is dropped
         if (
             tuple(value.shape) != tuple(streamed.shapes[key])
-            or _value_crc(value) != streamed.crcs[key]
+            or value_crc(value) != streamed.crcs[key]
         ):
             shown = streamed.targets.get(key, key)
             raise CheckpointCorruptError(
