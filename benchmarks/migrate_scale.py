@@ -3,7 +3,9 @@
 The source is written natively: a few large tensors (60% of the bytes) and many small ones,
 half float32 and half bfloat16. Each format is migrated in a fresh subprocess, which
 builds the target model first where the format needs one (``tf2``: a ``tf.Module`` of
-zero variables, ``keras``: a Keras model with one zeros weight per tensor), then samples its own resident set
+zero variables, ``keras``: a Keras 3 model with one zeros weight per tensor, ``keras2``: the
+same in tf_keras, float32 tensors only: Keras 2's ``.weights.h5`` holds no bfloat16), then
+samples its own resident set
 every 5 ms while ``migrate`` runs. Reported per format:
 
 - wall time and GB/s of tensor bytes (rename, write, read back and verify, install);
@@ -22,7 +24,7 @@ With ``--rounds N`` the formats run N times, interleaved (a shared virtual disk'
 drifts by several times within minutes): each format's summary is its fastest round
 (with that round's ``dd``), its peak the highest of all; every round is in ``rounds``.
 
-Run: ``python benchmarks/migrate_scale.py [--gib 10] [--formats tf1,safetensors,tf2,keras]
+Run: ``python benchmarks/migrate_scale.py [--gib 10] [--formats tf1,safetensors,tf2,keras,keras2]
 [--rounds 1] [--dir DIR] [--quick]``.
 """
 
@@ -48,7 +50,7 @@ from tf1compat_init.bundle.writer import BundleWriter  # noqa: E402
 from tf1compat_init.migrate._stream import WINDOW  # noqa: E402
 
 MiB = 1 << 20
-FORMATS = ("tf1", "safetensors", "tf2", "keras")
+FORMATS = ("tf1", "safetensors", "tf2", "keras", "keras2")
 LARGE = 4  # large tensors; the rest of the bytes go to small ones
 SMALL_BYTES = 4 * MiB  # each small tensor at 10 GiB (smaller at --quick)
 
@@ -70,19 +72,24 @@ if fmt == "tf2":  # the classic object-based case: a tf.Module of variables
     for i, t in enumerate(spec["tensors"]):
         setattr(model, f"w{i}", tf.Variable(tf.zeros(t["shape"], t["dtype"])))
     targets = {t["key"]: f"w{i}" for i, t in enumerate(spec["tensors"])}
-elif fmt == "keras":
+elif fmt in ("keras", "keras2"):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
+    if fmt == "keras2":  # Keras 2 (tf_keras): its .weights.h5 holds no bfloat16, so float32 only
+        import tf_keras as keras
+    else:
+        import keras
+    held = [(i, t) for i, t in enumerate(spec["tensors"])
+            if fmt == "keras" or t["dtype"] == "float32"]
 
     class Holder(keras.layers.Layer):
         def build(self, _):
-            for i, t in enumerate(spec["tensors"]):
+            for i, t in held:
                 setattr(self, f"w{i}", self.add_weight(
                     name=f"w{i}", shape=tuple(t["shape"]), dtype=t["dtype"],
                     initializer="zeros", trainable=True))
 
     model = keras.Sequential([keras.Input((1,)), Holder(name="holder")])
-    targets = {t["key"]: f"holder/w{i}" for i, t in enumerate(spec["tensors"])}
+    targets = {t["key"]: f"holder/w{i}" for i, t in held}
 
 def factory():
     return model
@@ -101,8 +108,8 @@ def sample():
 sampler = threading.Thread(target=sample, daemon=True)
 sampler.start()
 t0 = time.perf_counter()
-if fmt in ("tf2", "keras"):
-    result = migrate(src, dst, targets, format=fmt, model=factory)
+if fmt in ("tf2", "keras", "keras2"):
+    result = migrate(src, dst, targets, format=fmt[:5], model=factory)
 else:
     result = migrate(src, dst, {"layers/": "renamed/"}, format=fmt)
 seconds = time.perf_counter() - t0
@@ -180,7 +187,9 @@ def disk_limit(directory: Path, nbytes: int, source: Path) -> float:
 def run_format(fmt: str, src: Path, work: Path, spec: Path) -> dict:
     out = work / f"out_{fmt}"
     out.mkdir()
-    dst = out / {"tf1": "m.ckpt", "tf2": "ckpt", "keras": "m.weights.h5"}.get(fmt, "m.safetensors")
+    dst = out / {"tf1": "m.ckpt", "tf2": "ckpt", "keras": "m.weights.h5", "keras2": "m.weights.h5"}.get(
+        fmt, "m.safetensors"
+    )
     data = Path(f"{src}.data-00000-of-00001")
     before = disk_limit(out, data.stat().st_size, data)  # of the source's size, rescaled below
     env = dict(os.environ)

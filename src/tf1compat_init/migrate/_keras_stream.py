@@ -16,8 +16,14 @@ model of at most ``RELOAD_LIMIT`` bytes is also loaded back with plain
 ``model.load_weights`` (:func:`~._model.verify`), which for a big one would cost about
 twice its largest tensor (Keras reads a dataset whole, then converts it to a tensor).
 
-Keras 2 (``tf_keras``, TF 2.15's ``tf.keras``) and remote destinations are not
-streamed (the values go through the model, as before).
+Keras 2 (``tf_keras``, TF 2.15's ``tf.keras``) writes ``.weights.h5`` with the same walk
+(its ``saving_lib._save_state``), but a layer stores ``variable.numpy()``, a copy, so a
+dataset cannot be told by the value it gets. There each loaded variable's ``numpy`` answers,
+for the walk only, with a :class:`_Reserved` note of its target, shape and dtype, and the
+store reserves that dataset as above; every other value is Keras' own. A walk that stores
+a loaded variable any other way (a layer's own ``save_own_variables``) leaves it
+unreserved: then nothing is kept and the values go through the model. Remote destinations
+and a Keras 2 ``.h5`` without ``.weights`` (its legacy layout) are not streamed either.
 """
 
 from __future__ import annotations
@@ -43,7 +49,6 @@ _READ = 16 << 20
 
 
 def _store_class() -> Any:
-    import h5py
     from keras.src.saving import saving_lib
 
     class _StreamingStore(saving_lib.H5IOStore):
@@ -61,23 +66,103 @@ def _store_class() -> Any:
                 return
             if not self._h5_entry_initialized:
                 self._create_h5_group(self._h5_entry_path)
-            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-            dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
-            dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-            dtype = _dtype_name(value)
-            group = self._h5_entry_group
-            ds = group.create_dataset(
-                key, shape=tuple(int(d) for d in value.shape), dtype=numpy_dtype(dtype), dcpl=dcpl
-            )
-            if dtype == "bfloat16":
-                ds.attrs["dtype"] = "bfloat16"
+            var = variable_of(value)
+            ds = _reserve(self._h5_entry_group, key, var.shape, var.dtype.name)
             self.pending.append((ds.name, target))
 
     return _StreamingStore
 
 
-def _dtype_name(value: Any) -> str:
-    return variable_of(value).dtype.name
+def _reserve(group: Any, key: str, shape: Any, dtype: str) -> Any:
+    """An empty dataset ``group[key]`` of ``shape`` and ``dtype`` (bfloat16 tagged as Keras
+    3 tags it), its contiguous storage allocated now and never filled."""
+    import h5py
+
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+    ds = group.create_dataset(
+        key, shape=tuple(int(d) for d in shape), dtype=numpy_dtype(dtype), dcpl=dcpl
+    )
+    if dtype == "bfloat16":
+        ds.attrs["dtype"] = "bfloat16"
+    return ds
+
+
+class _Reserved:
+    """What a loaded variable's ``numpy()`` returns during a Keras 2 walk: its target."""
+
+    __slots__ = ("dtype", "shape", "target")
+
+    def __init__(self, target: str, var: Any) -> None:
+        self.target, self.shape, self.dtype = target, tuple(var.shape), var.dtype.name
+
+
+class _Vars:
+    """A Keras 2 layer's ``vars`` group: a :class:`_Reserved` value reserves its dataset,
+    anything else is stored by h5py as Keras would."""
+
+    def __init__(self, group: Any, pending: list[tuple[str, str]]) -> None:
+        self._group, self._pending = group, pending
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, _Reserved):
+            ds = _reserve(self._group, key, value.shape, value.dtype)
+            self._pending.append((ds.name, value.target))
+        else:
+            self._group[key] = value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._group[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._group
+
+    def __len__(self) -> int:
+        return len(self._group)
+
+    def __iter__(self) -> Any:
+        return iter(self._group)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._group, name)
+
+
+def _keras2_walk(model: Any, path: str, flavour: str, variables: dict[str, Any]) -> list:
+    """Keras 2's ``save_weights_only`` walk into ``path``, the ``variables`` (by target)
+    reserved; returns ``[(dataset path, target)]``."""
+    import importlib
+
+    package = "tf_keras" if flavour == "tf_keras" else "keras"
+    try:
+        saving_lib = importlib.import_module(f"{package}.src.saving.saving_lib")
+    except ImportError as e:
+        raise Unstreamable(f"{package}'s saving_lib is not there ({e})") from e
+    if not hasattr(saving_lib, "_save_state") or not hasattr(saving_lib.H5IOStore, "make"):
+        raise Unstreamable(f"this {package}'s saving_lib has no _save_state / H5IOStore.make")
+    pending: list[tuple[str, str]] = []
+
+    class _Keras2Store(saving_lib.H5IOStore):
+        def make(self, inner_path: str) -> _Vars:
+            return _Vars(super().make(inner_path), pending)
+
+    store = _Keras2Store(path, mode="w")
+    patched = []
+    try:
+        for target, var in variables.items():
+            reserved = _Reserved(target, var)
+            var.numpy = lambda reserved=reserved: reserved  # for this walk only
+            patched.append(var)
+        saving_lib._save_state(
+            model, weights_store=store, assets_store=None, inner_path="", visited_trackables=set()
+        )
+    except (TypeError, ValueError, AttributeError) as e:  # a layer used the note as a value
+        raise Unstreamable(f"a layer's save_own_variables does not store numpy() ({e})") from e
+    finally:
+        for var in patched:
+            del var.numpy
+        store.close()
+    return pending
 
 
 def _offsets(path: str, pending: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
@@ -104,14 +189,37 @@ def write(
     loaded: dict[str, str],
     progress: Progress | None,
 ) -> Streamed:
-    """Writes ``path`` as Keras 3's ``save_weights`` lays it out; returns CRC32C by target."""
+    """Writes ``path`` as Keras' ``save_weights`` lays it out; returns CRC32C by target."""
     from ..engine.targets.keras_names import keras_flavour
 
     if _storage.is_url(path):
         raise Unstreamable("the destination is remote")
     flavour = keras_flavour(model)
-    if flavour != "keras3":
-        raise Unstreamable(f"{flavour} is not streamed")
+    if not getattr(model, "built", True):
+        raise Unstreamable("the model is not built")
+    streamed = streamed_variables(view, targets, loaded)
+    if flavour == "keras3":
+        pending = _keras3_walk(model, path, streamed)
+    elif not str(path).endswith(".weights.h5"):
+        raise Unstreamable(f"{flavour} writes its legacy .h5 layout to a name without .weights")
+    else:
+        variables = {t: targets[t].parts[0].variable for t in loaded}
+        try:
+            pending = _keras2_walk(model, path, flavour, variables)
+        except Unstreamable:
+            if os.path.exists(path):
+                os.remove(path)
+            raise
+    missing = set(loaded) - {t for _, t in pending}
+    if missing:
+        os.remove(path)
+        raise Unstreamable(f"Keras' walk does not store {sorted(missing)[0]} as a variable")
+    return _fill(view, path, _offsets(path, pending), pending, loaded, progress)
+
+
+def _keras3_walk(model: Any, path: str, streamed: dict[int, str]) -> list[tuple[str, str]]:
+    """Keras 3's ``save_weights_only`` walk into ``path``, the ``streamed`` variables
+    reserved; returns ``[(dataset path, target)]``."""
     try:
         from keras.src.saving import saving_lib
     except ImportError as e:
@@ -120,9 +228,6 @@ def write(
         saving_lib.H5IOStore, "_create_h5_group"
     ):  # another Keras 3 than the one this follows (3.x stores whose entries write)
         raise Unstreamable("this Keras' saving_lib has no _save_state / H5IOStore groups")
-    if not getattr(model, "built", True):
-        raise Unstreamable("the model is not built")
-    streamed = streamed_variables(view, targets, loaded)
     store = _store_class()(path, streamed)
     try:
         saving_lib._save_state(  # Keras' own walk: the paths save_weights writes
@@ -130,11 +235,7 @@ def write(
         )
     finally:
         store.close()
-    missing = set(loaded) - {t for _, t in store.pending}
-    if missing:
-        os.remove(path)
-        raise Unstreamable(f"Keras' walk does not store {sorted(missing)[0]} as a variable")
-    return _fill(view, path, _offsets(path, store.pending), store.pending, loaded, progress)
+    return store.pending
 
 
 def _fill(
