@@ -187,9 +187,12 @@ def disk_limit(directory: Path, nbytes: int, source: Path) -> float:
 def run_format(fmt: str, src: Path, work: Path, spec: Path) -> dict:
     out = work / f"out_{fmt}"
     out.mkdir()
-    dst = out / {"tf1": "m.ckpt", "tf2": "ckpt", "keras": "m.weights.h5", "keras2": "m.weights.h5"}.get(
-        fmt, "m.safetensors"
-    )
+    dst = out / {
+        "tf1": "m.ckpt",
+        "tf2": "ckpt",
+        "keras": "m.weights.h5",
+        "keras2": "m.weights.h5",
+    }.get(fmt, "m.safetensors")
     data = Path(f"{src}.data-00000-of-00001")
     before = disk_limit(out, data.stat().st_size, data)  # of the source's size, rescaled below
     env = dict(os.environ)
