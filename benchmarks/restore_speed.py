@@ -674,19 +674,20 @@ while True:
     with open(path) as f:
         fields = f.read().split()
     peak = max(peak, (int(fields[1]) - int(fields[2])) * page)
-    if select.select([sys.stdin], [], [], 0.0005)[0]:
+    if select.select([sys.stdin], [], [], float(sys.argv[2]))[0]:
         break
 print(peak, flush=True)
 """
 
 
-def peak_extra_memory(fn: Callable[[], None]) -> int | None:
-    """The peak of extra anonymous memory while ``fn`` runs (sampled from outside)."""
+def peak_extra_memory(fn: Callable[[], None], interval: float = 0.0005) -> int | None:
+    """The peak of extra anonymous memory while ``fn`` runs (sampled from outside, every
+    ``interval`` seconds: the sampler keeps a core busy at the default)."""
     if not os.path.exists("/proc/self/statm"):
         return None
     gc.collect()
     sampler = subprocess.Popen(
-        [sys.executable, "-c", _SAMPLER, str(os.getpid())],
+        [sys.executable, "-c", _SAMPLER, str(os.getpid()), str(interval)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
