@@ -37,11 +37,7 @@ from .._spec import EstimatorSpec, ModeKeys
 from . import _checks, _train_checks
 from ._keys import MetricKeys
 
-__all__ = [
-    "Head",
-    "SingleHead",
-    "replica_scaled_loss",
-]
+__all__ = ["Head", "SingleHead", "replica_scaled_loss"]
 
 
 class Head(abc.ABC):
@@ -308,6 +304,12 @@ class SingleHead(Head):
     ``loss_fn`` (``_default_loss``) and the PREDICT mode's serving outputs
     (``_export_outputs``).
     """
+
+    def __init__(self, weight_column: Any, loss_reduction: str, loss_fn: Any, name: Any) -> None:
+        self._weight_column = weight_column
+        self._loss_reduction = loss_reduction
+        self._loss_fn = loss_fn
+        self._name = name
 
     @property
     def name(self) -> str | None:

@@ -81,12 +81,9 @@ class BinaryClassHead(_outputs.ClassHead):
         _checks.validate_loss_reduction(loss_reduction)
         if loss_fn:
             _checks.validate_loss_fn_args(loss_fn)
-        self._weight_column = weight_column
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._thresholds = thresholds
         self._label_vocabulary = label_vocabulary
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
-        self._name = name
         key = self._summary_key
         self._loss_mean_key = key(MetricKeys.LOSS_MEAN)
         self._accuracy_key = key(MetricKeys.ACCURACY)

@@ -77,11 +77,8 @@ class MultiClassHead(_outputs.ClassHead):
         if loss_fn:
             _checks.validate_loss_fn_args(loss_fn)
         self._n_classes = _checks.validate_n_classes(n_classes)
-        self._weight_column = weight_column
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._label_vocabulary = label_vocabulary
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
-        self._name = name
         self._loss_mean_key = self._summary_key(MetricKeys.LOSS_MEAN)
         self._accuracy_key = self._summary_key(MetricKeys.ACCURACY)
         self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
