@@ -84,7 +84,9 @@ def _baseline_model_fn_v2(
     )
 
 
-def _baseline_init(est, head, model_dir, optimizer, config, **model_fn_kwargs) -> None:
+def _baseline_init(
+    est, head, model_dir, optimizer, config, weight_column=None, loss_reduction=_SUM_OVER_BATCH_SIZE
+) -> None:
     """Every V2 baseline estimator's ``Estimator.__init__`` (no warm start, as TF 2.15)."""
     init_with_model_fn(
         est,
@@ -96,7 +98,8 @@ def _baseline_init(est, head, model_dir, optimizer, config, **model_fn_kwargs) -
         False,
         head=head,
         optimizer=optimizer,
-        **model_fn_kwargs,
+        weight_column=weight_column,
+        loss_reduction=loss_reduction,
     )
 
 
@@ -133,15 +136,7 @@ class BaselineClassifierV2(Estimator):
             label_vocabulary=label_vocabulary,
             loss_reduction=loss_reduction,
         )
-        _baseline_init(
-            self,
-            head,
-            model_dir,
-            optimizer,
-            config,
-            weight_column=weight_column,
-            loss_reduction=loss_reduction,
-        )
+        _baseline_init(self, head, model_dir, optimizer, config, weight_column, loss_reduction)
 
 
 class BaselineRegressorV2(Estimator):
