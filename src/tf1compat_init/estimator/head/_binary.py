@@ -126,12 +126,7 @@ class BinaryClassHead(_outputs.ClassHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.LOGISTIC in keys:
                 predictions[k.LOGISTIC] = tf.math.sigmoid(logits, name=k.LOGISTIC)
             # The negative class has logit 0: softmax over the pair is the sigmoid.

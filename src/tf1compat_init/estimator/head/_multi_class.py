@@ -112,12 +112,7 @@ class MultiClassHead(_outputs.ClassHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(logits, name=k.PROBABILITIES)
             # A vocabulary has n_classes (> 2) names: never empty.

@@ -164,12 +164,7 @@ class MultiLabelHead(_outputs.ClassHead):
         """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""
         k = PredictionKeys
         valid_keys = [k.LOGITS, k.PROBABILITIES, k.CLASSES]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.math.sigmoid(logits, name=k.PROBABILITIES)
             if k.CLASSES in keys:
