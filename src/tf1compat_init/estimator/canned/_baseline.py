@@ -36,7 +36,7 @@ from .. import Estimator
 from .._keras2 import keras2
 from .._spec import ModeKeys
 from ..head._base import replica_scaled_loss
-from ._common import batch_size_and_checks, weight_column_key
+from ._common import batch_size_and_checks, init_with_model_fn, weight_column_key
 from ._head_utils import binary_or_multi_class_head, regression_head
 from ._optimizers import get_optimizer_instance_v2
 
@@ -84,6 +84,25 @@ def _baseline_model_fn_v2(
     )
 
 
+def _baseline_init(
+    est, head, model_dir, optimizer, config, weight_column=None, loss_reduction=_SUM_OVER_BATCH_SIZE
+) -> None:
+    """Every V2 baseline estimator's ``Estimator.__init__`` (no warm start, as TF 2.15)."""
+    init_with_model_fn(
+        est,
+        Estimator,
+        _baseline_model_fn_v2,
+        model_dir,
+        config,
+        None,
+        False,
+        head=head,
+        optimizer=optimizer,
+        weight_column=weight_column,
+        loss_reduction=loss_reduction,
+    )
+
+
 class BaselineClassifierV2(Estimator):
     """Predicts the classes' prior, ignoring the features (``tf.estimator.BaselineClassifier``).
 
@@ -117,19 +136,7 @@ class BaselineClassifierV2(Estimator):
             label_vocabulary=label_vocabulary,
             loss_reduction=loss_reduction,
         )
-
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            return _baseline_model_fn_v2(
-                features=features,
-                labels=labels,
-                mode=mode,
-                head=head,
-                optimizer=optimizer,
-                weight_column=weight_column,
-                loss_reduction=loss_reduction,
-            )
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+        _baseline_init(self, head, model_dir, optimizer, config, weight_column, loss_reduction)
 
 
 class BaselineRegressorV2(Estimator):
@@ -161,14 +168,8 @@ class BaselineRegressorV2(Estimator):
             weight_column=weight_column,
             loss_reduction=loss_reduction,
         )
-
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            # As TF 2.15: the weight feature counts in the batch-size checks here.
-            return _baseline_model_fn_v2(
-                features=features, labels=labels, mode=mode, head=head, optimizer=optimizer
-            )
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+        # As TF 2.15: the weight feature counts in the batch-size checks here.
+        _baseline_init(self, head, model_dir, optimizer, config)
 
 
 class BaselineEstimatorV2(Estimator):
@@ -187,12 +188,7 @@ class BaselineEstimatorV2(Estimator):
     def __init__(
         self, head: Any, model_dir: Any = None, optimizer: Any = "Ftrl", config: Any = None
     ) -> None:
-        def _model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
-            return _baseline_model_fn_v2(
-                features=features, labels=labels, mode=mode, head=head, optimizer=optimizer
-            )
-
-        super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config)
+        _baseline_init(self, head, model_dir, optimizer, config)
 
 
 # TF 2.15 named the V2 classes so (their name shows in reprs and argument errors).

@@ -36,12 +36,9 @@ from .._keras2 import keras2
 from .._spec import EstimatorSpec, ModeKeys
 from . import _checks, _train_checks
 from ._keys import MetricKeys
+from ._single import SingleHeadCore
 
-__all__ = [
-    "Head",
-    "SingleHead",
-    "replica_scaled_loss",
-]
+__all__ = ["Head", "SingleHead", "replica_scaled_loss"]
 
 
 class Head(abc.ABC):
@@ -301,17 +298,14 @@ def create_estimator_spec_summary(
             )
 
 
-class SingleHead(Head):
+class SingleHead(SingleHeadCore, Head):
     """A head over one set of logits: the spec every such head builds the same way.
 
     Subclasses process the labels (``_processed_labels``), give the loss without a
     ``loss_fn`` (``_default_loss``) and the PREDICT mode's serving outputs
-    (``_export_outputs``).
+    (``_export_outputs``). The arguments kept, and the per-example loss and weights,
+    are :class:`SingleHeadCore`'s (the v1 heads share them).
     """
-
-    @property
-    def name(self) -> str | None:
-        return self._name
 
     @property
     def loss_reduction(self) -> str:
@@ -324,31 +318,6 @@ class SingleHead(Head):
     @abc.abstractmethod
     def _default_loss(self, labels: Any, logits: Any) -> Any:
         """The unreduced loss without a ``loss_fn``, for processed ``labels``."""
-
-    #: the last dimension a ``loss_fn``'s loss must have.
-    _expected_loss_dim = 1
-    #: whether the weights may be given per logit (``[D0, ... DN, logits_dimension]``).
-    _per_logit_weights = False
-
-    def _unweighted_loss_and_weights(self, logits: Any, labels: Any, features: Any) -> tuple:
-        """``(per-example loss, weights)`` for processed ``labels``."""
-        if self._loss_fn:
-            loss = _checks.call_loss_fn(
-                loss_fn=self._loss_fn,
-                labels=labels,
-                logits=logits,
-                features=features,
-                expected_loss_dim=self._expected_loss_dim,
-            )
-        else:
-            loss = self._default_loss(labels, logits)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features,
-            weight_column=self._weight_column,
-            logits=logits,
-            allow_per_logit_weights=self._per_logit_weights,
-        )
-        return loss, weights
 
     @abc.abstractmethod
     def _export_outputs(self, predictions: dict) -> dict:

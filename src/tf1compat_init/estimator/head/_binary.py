@@ -81,12 +81,9 @@ class BinaryClassHead(_outputs.ClassHead):
         _checks.validate_loss_reduction(loss_reduction)
         if loss_fn:
             _checks.validate_loss_fn_args(loss_fn)
-        self._weight_column = weight_column
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._thresholds = thresholds
         self._label_vocabulary = label_vocabulary
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
-        self._name = name
         key = self._summary_key
         self._loss_mean_key = key(MetricKeys.LOSS_MEAN)
         self._accuracy_key = key(MetricKeys.ACCURACY)
@@ -129,12 +126,7 @@ class BinaryClassHead(_outputs.ClassHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.LOGISTIC in keys:
                 predictions[k.LOGISTIC] = tf.math.sigmoid(logits, name=k.LOGISTIC)
             # The negative class has logit 0: softmax over the pair is the sigmoid.

@@ -77,11 +77,8 @@ class MultiClassHead(_outputs.ClassHead):
         if loss_fn:
             _checks.validate_loss_fn_args(loss_fn)
         self._n_classes = _checks.validate_n_classes(n_classes)
-        self._weight_column = weight_column
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._label_vocabulary = label_vocabulary
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
-        self._name = name
         self._loss_mean_key = self._summary_key(MetricKeys.LOSS_MEAN)
         self._accuracy_key = self._summary_key(MetricKeys.ACCURACY)
         self._loss_regularization_key = self._summary_key(MetricKeys.LOSS_REGULARIZATION)
@@ -115,12 +112,7 @@ class MultiClassHead(_outputs.ClassHead):
             k.ALL_CLASS_IDS,
             k.ALL_CLASSES,
         ]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.compat.v1.nn.softmax(logits, name=k.PROBABILITIES)
             # A vocabulary has n_classes (> 2) names: never empty.

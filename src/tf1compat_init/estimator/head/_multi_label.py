@@ -93,13 +93,10 @@ class MultiLabelHead(_outputs.ClassHead):
             classes_for_class_based_metrics, label_vocabulary, n_classes
         )
         self._n_classes = n_classes
-        self._weight_column = weight_column
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._thresholds = thresholds
         self._label_vocabulary = label_vocabulary
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
         self._classes_for_class_based_metrics = class_ids
-        self._name = name
         key = self._summary_key
         self._loss_mean_key = key(MetricKeys.LOSS_MEAN)
         self._auc_key = key(MetricKeys.AUC)
@@ -167,12 +164,7 @@ class MultiLabelHead(_outputs.ClassHead):
         """``logits``, ``probabilities`` (sigmoid), ``classes`` (all class names)."""
         k = PredictionKeys
         valid_keys = [k.LOGITS, k.PROBABILITIES, k.CLASSES]
-        keys = _checks.check_prediction_keys(keys, valid_keys)
-        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
-        predictions = {}
-        with tf.compat.v1.name_scope("predictions", values=(logits,)):
-            if k.LOGITS in keys:
-                predictions[k.LOGITS] = logits
+        with self._predictions_scope(logits, keys, valid_keys) as (keys, logits, predictions):
             if k.PROBABILITIES in keys:
                 predictions[k.PROBABILITIES] = tf.math.sigmoid(logits, name=k.PROBABILITIES)
             if k.CLASSES in keys:

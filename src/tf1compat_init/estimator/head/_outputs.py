@@ -30,12 +30,14 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import tensorflow as tf
 
 from .._export_output import ClassificationOutput, PredictOutput, RegressionOutput
+from . import _checks
 from ._base import SingleHead
 from ._keys import PredictionKeys
 
@@ -159,6 +161,20 @@ class ClassHead(SingleHead):
         if self._string_table is None or not tf.executing_eagerly():
             self._string_table = class_string_table(self._label_vocabulary)
         return self._string_table
+
+    @contextlib.contextmanager
+    def _predictions_scope(self, logits: Any, keys: Any, valid_keys: list) -> Iterator[tuple]:
+        """``(keys, logits, predictions)`` in the ``predictions`` name scope, as the class
+        heads' ``predictions`` begin: ``keys`` checked against ``valid_keys`` (``None``:
+        all), ``logits`` against the logits dimension, ``predictions`` holding the logits
+        when they are asked for."""
+        keys = _checks.check_prediction_keys(keys, valid_keys)
+        logits = _checks.check_logits_final_dim(logits, self.logits_dimension)
+        predictions = {}
+        with tf.compat.v1.name_scope("predictions", values=(logits,)):
+            if PredictionKeys.LOGITS in keys:
+                predictions[PredictionKeys.LOGITS] = logits
+            yield keys, logits, predictions
 
     def _add_class_predictions(
         self, predictions: dict, keys: Any, class_logits: Any, logits: Any, n_classes: int

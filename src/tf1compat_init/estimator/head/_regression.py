@@ -69,11 +69,8 @@ class RegressionHead(_base.SingleHead):
         if loss_fn:
             _checks.validate_loss_fn_args(loss_fn)
         self._logits_dimension = label_dimension
-        self._weight_column = weight_column
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
+        super().__init__(weight_column, loss_reduction, loss_fn, name)
         self._inverse_link_fn = inverse_link_fn
-        self._name = name
         self._loss_mean_key = self._summary_key(MetricKeys.LOSS_MEAN)
         self._prediction_mean_key = self._summary_key(MetricKeys.PREDICTION_MEAN)
         self._label_mean_key = self._summary_key(MetricKeys.LABEL_MEAN)

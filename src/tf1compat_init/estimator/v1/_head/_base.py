@@ -34,8 +34,8 @@ from typing import Any
 import tensorflow as tf
 
 from ..._spec import EstimatorSpec, ModeKeys
-from ...head import _checks
 from ...head._keys import MetricKeys
+from ...head._single import SingleHeadCore
 from . import _checks as _v1_checks
 
 __all__ = ["NONE", "SUM", "LossSpec", "_Head", "summary_key"]
@@ -116,23 +116,21 @@ class _Head(abc.ABC):
         raise NotImplementedError("TPUEstimatorSpec not available for this model head.")
 
 
-class _SingleHead(_Head):
-    """What the three canned v1 heads share; each adds its predictions, loss and metrics."""
+class _SingleHead(SingleHeadCore, _Head):
+    """What the three canned v1 heads share; each adds its predictions, loss and metrics.
+
+    The arguments kept, and the per-example loss and weights, are the V2 heads'
+    (:class:`SingleHeadCore`), with the v1 texts of the checks' errors.
+    """
 
     #: the labels' last dimension (the regression head: its label dimension).
     _labels_dimension = 1
-    #: whether weights may have one value per logit (the regression head).
-    _per_logit_weights = False
-
-    def __init__(self, weight_column: Any, loss_reduction: str, loss_fn: Any, name: Any) -> None:
-        self._weight_column = weight_column
-        self._loss_reduction = loss_reduction
-        self._loss_fn = loss_fn
-        self._name = name
+    _check_texts = _v1_checks.V1_TEXTS
 
     @property
-    def name(self) -> str | None:
-        return self._name
+    def _expected_loss_dim(self) -> int:
+        # A loss_fn's loss has the labels' last dimension, as TF 2.15's v1 heads check.
+        return self._labels_dimension
 
     # -- what each head supplies -------------------------------------------------------------
 
@@ -149,7 +147,7 @@ class _SingleHead(_Head):
         """Checked dense labels as the loss takes them (ids, floats)."""
 
     @abc.abstractmethod
-    def _unweighted_loss(self, labels: Any, logits: Any) -> Any:
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
         """The built-in loss when no ``loss_fn`` is given."""
 
     @abc.abstractmethod
@@ -167,24 +165,7 @@ class _SingleHead(_Head):
             labels=labels, logits=logits, expected_labels_dimension=self._labels_dimension
         )
         labels = self._processed_labels(labels)
-        if self._loss_fn:
-            unweighted_loss = _checks.call_loss_fn(
-                self._loss_fn,
-                labels,
-                logits,
-                features,
-                self._labels_dimension,
-                texts=_v1_checks.V1_TEXTS,
-            )
-        else:
-            unweighted_loss = self._unweighted_loss(labels, logits)
-        weights = _checks.get_weights_and_check_match_logits(
-            features=features,
-            weight_column=self._weight_column,
-            logits=logits,
-            allow_per_logit_weights=self._per_logit_weights,
-            texts=_v1_checks.V1_TEXTS,
-        )
+        unweighted_loss, weights = self._unweighted_loss_and_weights(logits, labels, features)
         training_loss = tf.compat.v1.losses.compute_weighted_loss(
             unweighted_loss, weights=weights, reduction=self._loss_reduction
         )

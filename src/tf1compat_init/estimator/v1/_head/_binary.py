@@ -126,7 +126,7 @@ class _BinaryLogisticHeadWithSigmoidCrossEntropyLoss(_SingleHead):
         labels = tf.cast(labels, dtype=tf.float32)
         return _checks.check_label_range(labels, 2, texts=_v1_checks.V1_TEXTS)
 
-    def _unweighted_loss(self, labels: Any, logits: Any) -> Any:
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
         return tf.compat.v1.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
     def _eval_metric_ops(

@@ -116,7 +116,7 @@ class _MultiClassHeadWithSoftmaxCrossEntropyLoss(_SingleHead):
         )
         return _checks.check_label_range(label_ids, self._n_classes, texts=_v1_checks.V1_TEXTS)
 
-    def _unweighted_loss(self, labels: Any, logits: Any) -> Any:
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
         unweighted_loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(
             labels=labels, logits=logits, reduction=NONE
         )

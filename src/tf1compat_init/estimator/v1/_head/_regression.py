@@ -97,7 +97,7 @@ class _RegressionHeadWithMeanSquaredErrorLoss(_SingleHead):
     def _processed_labels(self, labels: Any) -> Any:
         return tf.cast(labels, dtype=tf.float32)
 
-    def _unweighted_loss(self, labels: Any, logits: Any) -> Any:
+    def _default_loss(self, labels: Any, logits: Any) -> Any:
         return tf.compat.v1.losses.mean_squared_error(
             labels=labels, predictions=logits, reduction=NONE
         )
