@@ -1,9 +1,13 @@
-"""tf1compat_init.bundle.storage: which paths are URLs, and the remote-call timeout setting.
+"""tf1compat_init.bundle.storage: which paths are URLs, the remote-call timeout setting, local
+writes in pieces.
 
 Reads and writes through ``tf.io.gfile`` (``ram://``) are tested in test_remote.py.
 """
 
 from __future__ import annotations
+
+import io
+import os
 
 import pytest
 
@@ -57,3 +61,59 @@ def test_a_bad_timeout_names_the_variable_and_the_fix(monkeypatch, raw):
     monkeypatch.setenv(storage.TIMEOUT_ENV, raw)
     with pytest.raises(ValueError, match=f"TF1COMPAT_REMOTE_TIMEOUT='{raw}'.*positive"):
         storage.timeout()
+
+
+class _Recording(io.RawIOBase):
+    """A raw file that keeps what it is given and the size of each write call."""
+
+    def __init__(self):
+        self.sizes, self.data = [], bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.sizes.append(len(b))
+        self.data += bytes(b)
+        return len(b)
+
+
+def test_local_writes_go_down_in_pieces_of_at_most_write_chunk():
+    raw = _Recording()
+    w = storage.LocalWriter(raw)
+    big = bytes(range(256)) * ((3 * storage.WRITE_CHUNK + 5) // 256 + 1)
+    assert w.write(b"head") == 4
+    assert w.write(memoryview(big)) == len(big)
+    w.flush()
+    assert bytes(raw.data) == b"head" + big
+    assert max(raw.sizes) <= storage.WRITE_CHUNK and len(raw.sizes) >= 4
+
+
+def test_pwrite_all_writes_everything_in_pieces(tmp_path, monkeypatch):
+    sizes, real = [], os.pwrite
+
+    def short_pwrite(fd, data, offset):  # the kernel may write less than asked
+        sizes.append(len(data))
+        return real(fd, bytes(data)[: max(len(data) // 2, 1)], offset)
+
+    monkeypatch.setattr(os, "pwrite", short_pwrite)
+    path = tmp_path / "f"
+    path.write_bytes(bytes(10))
+    data = bytes(range(256)) * (2 * storage.WRITE_CHUNK // 256 + 3)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        assert storage.pwrite_all(fd, data, 10) == 10 + len(data)
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == bytes(10) + data
+    assert max(sizes) <= storage.WRITE_CHUNK
+
+
+def test_open_exclusive_refuses_an_existing_file_and_chunks_writes(tmp_path):
+    path = tmp_path / "x"
+    with storage.open_exclusive(str(path)) as f:
+        assert isinstance(f, storage.LocalWriter)
+        f.write(b"abc")
+    assert path.read_bytes() == b"abc"
+    with pytest.raises(FileExistsError):
+        storage.open_exclusive(str(path))

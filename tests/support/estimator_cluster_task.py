@@ -195,6 +195,9 @@ def main() -> None:
     seen: dict = {"task": json.loads(os.environ["TF_CONFIG"])["task"]}
     config = lib.RunConfig(
         save_checkpoints_steps=5,
+        # Every checkpoint kept: on a loaded host the evaluator can pick one up after the
+        # chief's Saver (keep 5) deleted it, and TF's evaluator then dies restoring it.
+        keep_checkpoint_max=1000,
         save_summary_steps=5,
         experimental_max_worker_delay_secs=1,
         session_creation_timeout_secs=args.timeout,

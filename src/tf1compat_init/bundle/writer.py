@@ -267,14 +267,19 @@ class BundleWriter:
             exclusively, so two writers never share files).
         index_path: write the index to this file instead of ``prefix.index`` (a
             temporary output that no loader may take for a checkpoint).
+        sync: ``fsync`` the data and the index in :meth:`finish`. ``False`` leaves that
+            to the caller (migrate syncs while it reads the output back).
 
     Example:
         >>> with BundleWriter("/tmp/out/model.ckpt") as w:  # doctest: +SKIP
         ...     w.add("dense/kernel", kernel, "float32")
     """
 
-    def __init__(self, prefix: str | os.PathLike, *, index_path: str | None = None) -> None:
+    def __init__(
+        self, prefix: str | os.PathLike, *, index_path: str | None = None, sync: bool = True
+    ) -> None:
         self.prefix = os.fspath(prefix)
+        self._sync = sync
         self.data_path = f"{self.prefix}.data-00000-of-00001"
         self.index_path = index_path if index_path is not None else f"{self.prefix}.index"
         if _storage.exists(self.index_path):
@@ -389,7 +394,8 @@ class BundleWriter:
         if self._done:
             return
         self._file.flush()
-        _storage.sync(self._file)
+        if self._sync:
+            _storage.sync(self._file)
         self._file.close()
         items = [(b"", _header_proto(1))]
         for key in sorted(self._entries, key=lambda k: k.encode("utf-8")):
@@ -401,7 +407,8 @@ class BundleWriter:
         with _storage.open_exclusive(self.index_path) as f:
             f.write(table)
             f.flush()
-            _storage.sync(f)
+            if self._sync:
+                _storage.sync(f)
         self._done = True
 
     def abort(self) -> None:

@@ -10,7 +10,7 @@ allocated at once and never filled, and its place in the file noted. Everything 
 (groups, their ``name`` attributes, what a layer stores that is not a loaded variable)
 is written by Keras' code. After the file is closed, the source's bytes are streamed
 into those places (contiguous, uncompressed: a dataset's bytes are its array's in C
-order), their CRC32C recorded as written, then the file is synced. :func:`verify` reads
+order), their CRC32C recorded as written; the file is synced while :func:`verify` reads
 each dataset back through h5py at that path, a few rows at a time, against the CRC32C; a
 model of at most ``RELOAD_LIMIT`` bytes is also loaded back with plain
 ``model.load_weights`` (:func:`~._model.verify`), which for a big one would cost about
@@ -246,7 +246,7 @@ def _fill(
     loaded: dict[str, str],
     progress: Progress | None,
 ) -> Streamed:
-    """Streams each target's source bytes into its place in the file; syncs it."""
+    """Streams each target's source bytes into its place in the file (not synced yet)."""
     done = Streamed()
     done.datasets = list(datasets)
     names = [loaded[t] for _, _, t in places]
@@ -264,9 +264,7 @@ def _fill(
             for piece in pieces:
                 piece = memoryview(piece).cast("B")
                 crc = crc32c(piece, crc)
-                while piece:
-                    n = os.pwrite(fd, piece, pos)
-                    pos, piece = pos + n, piece[n:]
+                pos = _storage.pwrite_all(fd, piece, pos)
             if pos - offset != size:
                 raise CheckpointCorruptError(
                     f"{target!r}: {pos - offset} bytes from {name!r}, its dataset holds {size}"
@@ -276,7 +274,6 @@ def _fill(
             written += view.nbytes(name)
             if progress:
                 progress(written, total, name)
-        os.fsync(fd)
     finally:
         os.close(fd)
     return done

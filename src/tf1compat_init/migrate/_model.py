@@ -229,11 +229,13 @@ def check(written: Written, fmt: str, out_path: str) -> None:
         verify(written, fmt, out_path)
         return
     from . import _keras_stream, _tf2_stream
+    from ._stream import synced_while
 
     if fmt == "tf2":
-        _tf2_stream.verify(written.streamed, out_path)
+        files = [f"{out_path}.data-00000-of-00001", f"{out_path}.index"]
+        synced_while(files, lambda: _tf2_stream.verify(written.streamed, out_path))
     else:
-        _keras_stream.verify(written.streamed, out_path)
+        synced_while([out_path], lambda: _keras_stream.verify(written.streamed, out_path))
     if _tf2_stream.model_bytes(written.targets) <= _tf2_stream.RELOAD_LIMIT:
         verify(written, fmt, out_path)
 

@@ -74,7 +74,8 @@ def _header(view: NamedView) -> tuple[bytes, dict[str, tuple[int, int]]]:
 
 
 def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, int]:
-    """Writes ``path`` one tensor at a time; returns each tensor's CRC32C as written.
+    """Writes ``path`` one tensor at a time, not yet synced (the caller syncs it while
+    :func:`verify` reads it back); returns each tensor's CRC32C as written.
 
     The next tensor is read while this one is written (:func:`~._stream.prefetched`).
     """
@@ -101,7 +102,6 @@ def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, in
             if progress:
                 progress(done, total, name)
         f.flush()
-        _storage.sync(f)
     return crcs
 
 

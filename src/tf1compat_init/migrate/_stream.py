@@ -36,6 +36,7 @@ __all__ = [
     "check_space",
     "disk_full_as_error",
     "prefetched",
+    "synced_while",
     "value_crc",
 ]
 
@@ -179,6 +180,32 @@ def prefetched(
             state["stop"] = True
             cond.notify_all()
         thread.join()
+
+
+def synced_while(paths: Iterable[str], check: Callable[[], None]) -> None:
+    """Runs ``check`` (reading the output back) while another thread ``fsync``s ``paths``;
+    returns when both are done, raising the first error of either.
+
+    The read-back comes from the page cache either way, so it need not wait for the disk:
+    the two overlap, and the output is installed only after both.
+    """
+    failed: list[BaseException] = []
+
+    def sync() -> None:
+        try:
+            for path in paths:
+                _storage.sync_path(path)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            failed.append(e)
+
+    syncer = threading.Thread(target=sync, name="tf1compat-migrate-sync", daemon=True)
+    syncer.start()
+    try:
+        check()
+    finally:
+        syncer.join()
+    if failed:
+        raise failed[0]
 
 
 def check_space(dst: str, needed: int) -> None:

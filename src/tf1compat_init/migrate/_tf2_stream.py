@@ -192,7 +192,7 @@ def write(
     total = sum(view.nbytes(name) for _, _, name in streamed)
     if progress:
         progress(0, total, "")
-    with BundleWriter(prefix) as writer:
+    with BundleWriter(prefix, sync=False) as writer:  # synced while it is read back
         for key, value, name in keys:
             if name is not None:
                 continue

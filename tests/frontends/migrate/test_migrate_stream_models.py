@@ -396,3 +396,35 @@ def test_keras_layer_storing_its_own_way_goes_through_the_model(tmp_path, caplog
     fresh.load_weights(str(out))
     for name, t in target_variables(fresh).items():
         assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
+
+
+@pytest.mark.parametrize("fmt", ["tf1", "safetensors", "tf2", "keras"])
+def test_every_file_is_synced_before_it_is_installed(tmp_path, monkeypatch, fmt):
+    """The sync overlaps the read-back, but installing waits for both: each output file
+    has been fsync'ed (and read back) when it is moved into place."""
+    from tf1compat_init.migrate import _destination
+
+    src, _ = _source(tmp_path, _keras)
+    synced, checked = set(), []
+    real_fsync, real_install = os.fsync, _destination.install
+
+    def fsync(fd):
+        real_fsync(fd)
+        synced.add(os.path.realpath(f"/proc/self/fd/{fd}"))
+
+    def install(tmp_out, *args):
+        tmp_dir = os.path.dirname(tmp_out)
+        written = {os.path.realpath(os.path.join(tmp_dir, n)) for n in os.listdir(tmp_dir)}
+        checked.append(written)
+        assert written and written <= synced, sorted(written - synced)
+        return real_install(tmp_out, *args)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(_destination, "install", install)
+    out = (
+        tmp_path
+        / "out"
+        / {"tf1": "m.ckpt", "safetensors": "m.safetensors", "tf2": "ckpt"}.get(fmt, "m.weights.h5")
+    )
+    migrate(src, out, format=fmt, model=_keras if fmt in ("tf2", "keras") else None)
+    assert len(checked) == 1
