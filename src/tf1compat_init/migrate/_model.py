@@ -116,7 +116,6 @@ def write(
     built: Any = None,
 ) -> Written:
     """Loads the view into the model (``built`` or a new one) and saves it as ``fmt``."""
-    from ..apply import apply_plan
     from ..checkpoint import plan_for_root
 
     model = build(factory) if built is None else built
@@ -157,6 +156,8 @@ def write(
     if progress:
         total = sum(view.nbytes(view_name) for view_name in plan.report.loaded.values())
         progress(0, total, "")
+    from ..apply import apply_plan  # only here: importing it costs 0.2 s
+
     report = apply_plan(plan, targets)
     crcs = _crcs(targets, list(report.loaded))
     if progress:
