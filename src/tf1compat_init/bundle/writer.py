@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -356,12 +356,21 @@ class BundleWriter:
         self._size += size
         self._entries[key] = _Written(number, shape, offset, size, mask_crc(crc))
 
-    def add_raw(self, key: str, dtype: str, shape: Iterable[int], chunks: Iterable[Any]) -> int:
+    def add_raw(
+        self,
+        key: str,
+        dtype: str,
+        shape: Iterable[int],
+        chunks: Iterable[Any],
+        crc: int | Callable[[], int] | None = None,
+    ) -> int:
         """Appends one fixed-width tensor from its raw bytes, given in chunks; returns its CRC32C.
 
         The bytes are the tensor's in C order and little-endian, as a bundle stores them
         (what :meth:`BundleReader.raw_chunks <tf1compat_init.bundle.reader.BundleReader.raw_chunks>`
-        yields), so a tensor of any size streams through a chunk's memory.
+        yields), so a tensor of any size streams through a chunk's memory. ``crc``: their
+        CRC32C where the caller has summed those very bytes already (a value, or a function
+        asked once the chunks are used up), recorded instead of summing them again.
 
         Raises:
             ValueError: a duplicate key, a string dtype, or chunks whose total size does not
@@ -375,12 +384,16 @@ class BundleWriter:
         expected = numpy_dtype(dtype).itemsize
         for d in shape:
             expected *= d
-        offset, size, crc = self._size, 0, 0
+        offset, size, summed = self._size, 0, 0
         for chunk in chunks:
             view = memoryview(chunk).cast("B")
             self._file.write(view)
-            crc = crc32c(view, crc)
+            if crc is None:
+                summed = crc32c(view, summed)
             size += len(view)
+        if crc is not None:
+            summed = crc() if callable(crc) else crc
+        crc = summed
         if size != expected:
             raise ValueError(
                 f"{key!r}: got {size} bytes, but shape {list(shape)} of {dtype} needs {expected}"

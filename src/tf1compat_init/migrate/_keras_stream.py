@@ -39,7 +39,7 @@ from ..bundle.dtypes import numpy_dtype
 from ..engine.basics.tensor_bytes import Progress, raw_bytes
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import Chunks, prefetched
+from ._stream import Chunks, prefetched, write_value
 from ._tf2_stream import Streamed, Unstreamable, streamed_variables, variable_of
 
 __all__ = ["verify", "write"]
@@ -259,18 +259,19 @@ def _fill(
         for (offset, size, target), (name, value) in zip(
             places, prefetched(view, names), strict=True
         ):
-            pieces = value if isinstance(value, Chunks) else [raw_bytes(np.asarray(value))]
-            crc, pos = 0, offset
-            for piece in pieces:
-                piece = memoryview(piece).cast("B")
-                crc = crc32c(piece, crc)
+            pos = offset
+
+            def put(piece: memoryview) -> None:
+                nonlocal pos
                 pos = _storage.pwrite_all(fd, piece, pos)
+
+            crc = write_value(value if isinstance(value, Chunks) else np.asarray(value), put)
             if pos - offset != size:
                 raise CheckpointCorruptError(
                     f"{target!r}: {pos - offset} bytes from {name!r}, its dataset holds {size}"
                 )
             done.by_target[target] = crc
-            del value, pieces  # before the next is read: two large tensors are never held
+            del value  # before the next is read: two large tensors are never held at once
             written += view.nbytes(name)
             if progress:
                 progress(written, total, name)

@@ -10,10 +10,10 @@ from typing import Any
 
 from ..bundle import storage as _storage
 from ..bundle.crc import crc32c
-from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import Chunks, prefetched
+from ._stream import prefetched, write_value
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 
@@ -87,18 +87,19 @@ def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, in
         f.write(len(header).to_bytes(8, "little"))
         f.write(header)
         for name, value in prefetched(view, view.variables):
-            pieces = value if isinstance(value, Chunks) else [raw_bytes(value)]
-            crc, size = 0, 0
-            for piece in pieces:
-                piece = memoryview(piece).cast("B")
-                crc = crc32c(piece, crc)
+            size = 0
+
+            def put(piece: memoryview) -> None:
+                nonlocal size
                 f.write(piece)
                 size += len(piece)
+
+            crc = write_value(value, put)
             if size != offsets[name][1] - offsets[name][0]:
                 raise CheckpointCorruptError(f"{name!r}: read {size} bytes, expected more")
             crcs[name] = crc
             done += size
-            del value, pieces  # before the next is read: two large tensors are never held
+            del value  # before the next is read: two large tensors are never held at once
             if progress:
                 progress(done, total, name)
         f.flush()

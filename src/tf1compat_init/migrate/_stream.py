@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
-from ..bundle.crc import crc32c
+from ..bundle.crc import crc32c, unmask_crc
 from ..bundle.dtypes import numpy_dtype
 from ..engine.basics.tensor_bytes import human, raw_bytes
 from ..errors import DiskFullError
@@ -38,6 +38,7 @@ __all__ = [
     "prefetched",
     "synced_while",
     "value_crc",
+    "write_value",
 ]
 
 logger = logging.getLogger("tf1compat_init.migrate")
@@ -61,11 +62,15 @@ class Chunks:
 
     Iterate it once, to the end, before asking :func:`prefetched` for the next tensor.
     The source's CRC32C is checked after the last chunk (an error there is raised by the
-    iteration, so whatever was written from the chunks must be discarded).
+    iteration, so whatever was written from the chunks must be discarded). The reading
+    thread sums it over the very buffers it hands out, so once the iteration has ended
+    ``crc`` (the source's, as stored) is also the CRC32C of the bytes written from them:
+    the writers record it instead of summing the same bytes again.
     """
 
-    def __init__(self, name: str, info: Any, pull: Callable[[], tuple[str, Any]]) -> None:
+    def __init__(self, name: str, info: Any, crc: int, pull: Callable[[], tuple[str, Any]]) -> None:
         self.name, self.dtype, self.shape = name, info.dtype, tuple(info.shape)
+        self.crc = crc
         self._pull = pull
 
     def __iter__(self) -> Iterator[memoryview]:
@@ -137,7 +142,7 @@ def prefetched(
                         return
                     continue
                 bundle, key = raw
-                if not put("start", name, 0):
+                if not put("start", (name, unmask_crc(bundle.entries[key].crc32c)), 0):
                     return
                 for piece in bundle.raw_chunks(key, chunk):
                     if not put("chunk", piece, len(piece)):
@@ -174,12 +179,25 @@ def prefetched(
                 yield name, value
                 del value
             else:  # "start"
-                yield data, Chunks(data, view.variables[data], pull)
+                name, crc = data
+                yield name, Chunks(name, view.variables[name], crc, pull)
     finally:
         with cond:
             state["stop"] = True
             cond.notify_all()
         thread.join()
+
+
+def write_value(value: Any, write: Callable[[memoryview], Any]) -> int:
+    """Hands ``value``'s bytes to ``write`` piece by piece (a :class:`Chunks` as read, an
+    array as one piece in C order); returns their CRC32C (a :class:`Chunks`' checked one)."""
+    if isinstance(value, Chunks):
+        for piece in value:
+            write(memoryview(piece).cast("B"))
+        return value.crc
+    piece = memoryview(raw_bytes(value)).cast("B")
+    write(piece)
+    return crc32c(piece)
 
 
 def synced_while(paths: Iterable[str], check: Callable[[], None]) -> None:

@@ -30,7 +30,7 @@ def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
     with BundleWriter(prefix, index_path=prefix + PENDING_INDEX, sync=False) as writer:
         for name, value in prefetched(view, view.variables):
             if isinstance(value, Chunks):
-                writer.add_raw(name, value.dtype, value.shape, value)
+                writer.add_raw(name, value.dtype, value.shape, value, crc=lambda v=value: v.crc)
             else:
                 writer.add(name, value, view.variables[name].dtype)
             del value  # before the next is read: two large tensors are never held at once

@@ -214,7 +214,7 @@ def write(
         ):
             info = view.variables[name]
             if isinstance(value, Chunks):
-                crc = writer.add_raw(key, info.dtype, info.shape, value)
+                crc = writer.add_raw(key, info.dtype, info.shape, value, crc=lambda v=value: v.crc)
             else:
                 writer.add(key, value, info.dtype)
                 crc = value_crc(np.asarray(value))
