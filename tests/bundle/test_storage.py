@@ -128,8 +128,9 @@ def test_long_local_writes_start_the_kernels_writeback(tmp_path, monkeypatch):
             f.write(bytes(1 << 20))
     assert len(started) == 3  # after 3, 6 and 9 MiB
     fd = os.open(tmp_path / "y", os.O_WRONLY | os.O_CREAT)
+    writeback = storage.Writeback(fd)
     try:
-        storage.pwrite_all(fd, bytes(7 << 20), 0)
+        storage.pwrite_all(fd, bytes(7 << 20), 0, writeback)
     finally:
         os.close(fd)
     assert len(started) == 5  # past 3 and 6 MiB

@@ -255,6 +255,7 @@ def _fill(
         progress(0, total, "")
     written = 0
     fd = os.open(path, os.O_WRONLY)
+    writeback = _storage.Writeback(fd)
     try:
         for (offset, size, target), (name, value) in zip(
             places, prefetched(view, names), strict=True
@@ -263,7 +264,7 @@ def _fill(
 
             def put(piece: memoryview) -> None:
                 nonlocal pos
-                pos = _storage.pwrite_all(fd, piece, pos)
+                pos = _storage.pwrite_all(fd, piece, pos, writeback)
 
             crc = write_value(value if isinstance(value, Chunks) else np.asarray(value), put)
             if pos - offset != size:
