@@ -302,7 +302,7 @@ def start_writeback(fd: int) -> None:
             fn = libc.sync_file_range
             fn.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_uint]
             _sync_file_range = fn
-        except (AttributeError, OSError):  # not Linux
+        except (AttributeError, OSError, TypeError):  # not Linux (Windows: no CDLL(None))
             pass
     if _sync_file_range:
         _sync_file_range(fd, 0, 0, 2)  # the whole file; 2: SYNC_FILE_RANGE_WRITE
