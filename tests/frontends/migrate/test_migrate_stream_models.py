@@ -398,11 +398,23 @@ def test_keras_layer_storing_its_own_way_goes_through_the_model(tmp_path, caplog
         assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
 
 
-@pytest.mark.parametrize("fmt", ["tf1", "safetensors", "tf2", "keras"])
-def test_every_file_is_synced_before_it_is_installed(tmp_path, monkeypatch, fmt):
+@pytest.mark.parametrize(
+    "fmt, streamed",
+    [("tf1", True), ("safetensors", True), ("tf2", True), ("keras", True)]
+    + [("tf2", False), ("keras", False)],
+)
+def test_every_file_is_synced_before_it_is_installed(tmp_path, monkeypatch, fmt, streamed):
     """The sync overlaps the read-back, but installing waits for both: each output file
-    has been fsync'ed (and read back) when it is moved into place."""
+    has been fsync'ed (and read back) when it is moved into place, also where TensorFlow
+    or Keras wrote it (the values through the model)."""
     from tf1compat_init.migrate import _destination
+
+    if not streamed:
+
+        def unstreamable(*_):
+            raise _tf2_stream.Unstreamable("a test says so")
+
+        monkeypatch.setattr(_tf2_stream if fmt == "tf2" else _keras_stream, "write", unstreamable)
 
     src, _ = _source(tmp_path, _keras)
     synced, checked = set(), []
