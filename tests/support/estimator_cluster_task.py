@@ -128,10 +128,11 @@ class Record(tf.compat.v1.train.SessionRunHook):
         self.seen.setdefault("steps", []).append(step)
         self.seen.setdefault("first_w", run_values.results["w"].ravel().tolist())
         if self.task_type == "worker" and not os.path.exists(self._marker(ARGS.worker_marker)):
+            if ARGS.worker_hangs:  # what it saw first: a test reads it once the marker is there
+                _write(self.seen)
             with open(self._marker(ARGS.worker_marker), "w") as f:
                 f.write(str(step))
             if ARGS.worker_hangs:
-                _write(self.seen)
                 while True:
                     time.sleep(1)
         elif (
@@ -148,8 +149,11 @@ class Record(tf.compat.v1.train.SessionRunHook):
 
 
 def _write(seen):
-    with open(ARGS.out, "w") as f:
+    """Writes what the task saw, whole or not at all (a test may read it at any time)."""
+    tmp = f"{ARGS.out}.tmp"
+    with open(tmp, "w") as f:
         json.dump(seen, f)
+    os.replace(tmp, ARGS.out)
 
 
 def _lib():
