@@ -230,12 +230,15 @@ def migrate(
             with _stream.disk_full_as_error(dst, needed):
                 if format == "tf1":
                     nbytes = _tf1.write(view, tmp_out, progress)
-                    _stream.synced_while(_tf1.files(tmp_out), lambda: _tf1.verify(view, tmp_out))
+                    _stream.synced_while(
+                        _stream.output_files(tmp_out), lambda: _tf1.verify(view, tmp_out)
+                    )
                     tensors = dict(view.source_names)
                 elif format == "safetensors":
                     crcs = _safetensors.write(view, tmp_out, progress)
                     _stream.synced_while(
-                        [tmp_out], lambda: _safetensors.verify(view, tmp_out, crcs)
+                        _stream.output_files(tmp_out),
+                        lambda: _safetensors.verify(view, tmp_out, crcs),
                     )
                     nbytes = needed
                     tensors = dict(view.source_names)

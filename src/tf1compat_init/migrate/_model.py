@@ -15,7 +15,6 @@ Either way the model's weights are held once and the source is read once.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -228,9 +227,9 @@ def check(written: Written, fmt: str, out_path: str) -> None:
     which TensorFlow's restore and Keras' ``load_weights`` do with about the model's size
     or twice the largest tensor again) for a model of at most ``RELOAD_LIMIT`` bytes."""
     from . import _keras_stream, _tf2_stream
-    from ._stream import synced_while
+    from ._stream import output_files, synced_while
 
-    files = _written_files(out_path)  # synced while they are read back, as tf1's are
+    files = output_files(out_path)  # synced while they are read back
     if written.streamed is None:  # saved by TensorFlow or Keras, which do not fsync
         synced_while(files, lambda: verify(written, fmt, out_path))
         return
@@ -240,16 +239,6 @@ def check(written: Written, fmt: str, out_path: str) -> None:
         synced_while(files, lambda: _keras_stream.verify(written.streamed, out_path))
     if _tf2_stream.model_bytes(written.targets) <= _tf2_stream.RELOAD_LIMIT:
         verify(written, fmt, out_path)
-
-
-def _written_files(out_path: str) -> list[str]:
-    """The files of the output at ``out_path``: those of its own temporary directory; none
-    for a URL, whose objects are committed when closed."""
-    if _storage.is_url(out_path):
-        return []
-    folder = os.path.dirname(out_path)
-    paths = (os.path.join(folder, n) for n in sorted(os.listdir(folder)))
-    return [p for p in paths if os.path.isfile(p)]
 
 
 def verify(written: Written, fmt: str, out_path: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import shutil
 import threading
 from collections import deque
@@ -35,6 +36,7 @@ __all__ = [
     "Chunks",
     "check_space",
     "disk_full_as_error",
+    "output_files",
     "prefetched",
     "synced_while",
     "value_crc",
@@ -198,6 +200,16 @@ def write_value(value: Any, write: Callable[[memoryview], Any]) -> int:
     piece = memoryview(raw_bytes(value)).cast("B")
     write(piece)
     return crc32c(piece)
+
+
+def output_files(out_path: str) -> list[str]:
+    """The files of the output at ``out_path``: those of its own temporary directory (any
+    format, whoever wrote them); none for a URL, whose objects are committed when closed."""
+    if _storage.is_url(out_path):
+        return []
+    folder = os.path.dirname(out_path)
+    paths = (os.path.join(folder, n) for n in sorted(os.listdir(folder)))
+    return [p for p in paths if os.path.isfile(p)]
 
 
 def synced_while(paths: Iterable[str], check: Callable[[], None]) -> None:

@@ -17,8 +17,8 @@ PENDING_INDEX = ".index-pending"
 
 
 def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
-    """Writes the bundle, its index as ``PENDING_INDEX``, not yet synced (:func:`files`
-    are, while :func:`verify` reads them back); returns the bytes written.
+    """Writes the bundle, its index as ``PENDING_INDEX``, not yet synced (the caller syncs
+    them while :func:`verify` reads them back); returns the bytes written.
 
     Each tensor's CRC32C is computed from the bytes as they are written and recorded in
     the index; the next one is read meanwhile (:func:`~._stream.prefetched`).
@@ -38,11 +38,6 @@ def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
             if progress:
                 progress(done, total, name)
         return writer.bytes_written
-
-
-def files(prefix: str) -> list[str]:
-    """The files :func:`write` writes for ``prefix``."""
-    return [f"{prefix}.data-00000-of-00001", prefix + PENDING_INDEX]
 
 
 def verify(view: NamedView, prefix: str) -> None:
