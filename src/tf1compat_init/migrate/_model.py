@@ -258,7 +258,10 @@ def verify(written: Written, fmt: str, out_path: str) -> None:
         open_checkpoint(out_path)  # every index block and tensor checksum
         root_of(model).restore(out_path).assert_consumed()
     else:
-        model.load_weights(out_path)
+        from ._keras_stream import skipsets_cached
+
+        with skipsets_cached():
+            model.load_weights(out_path)
     got = _crcs(targets, list(written.report.loaded))
     for target, name in written.report.loaded.items():
         if got[target] != written.crcs[target]:

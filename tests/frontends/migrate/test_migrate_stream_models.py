@@ -440,3 +440,32 @@ def test_every_file_is_synced_before_it_is_installed(tmp_path, monkeypatch, fmt,
     )
     migrate(src, out, format=fmt, model=_keras if fmt in ("tf2", "keras") else None)
     assert len(checked) == 1
+
+
+@keras3_only
+def test_keras3_walk_builds_each_skip_set_once_and_puts_keras_back(monkeypatch):
+    """Keras 3 caches ``get_attr_skipset`` under one key and looks under another, so its
+    walk builds a throwaway Layer per object; within ``skipsets_cached`` each type's set is
+    built once, equal to Keras' own, and Keras' function is back afterwards."""
+    from keras.src.layers.layer import Layer
+    from keras.src.saving import saving_lib
+
+    original = saving_lib.get_attr_skipset
+    built = []
+    monkeypatch.setattr(Layer, "__init__", _counting(Layer.__init__, built))
+    with _keras_stream.skipsets_cached():
+        assert saving_lib.get_attr_skipset is not original
+        first = saving_lib.get_attr_skipset("Layer")
+        assert saving_lib.get_attr_skipset("Layer") is first
+        assert saving_lib.get_attr_skipset("Functional") is not first
+    assert len(built) == 2  # one for "Layer", one for "Functional"
+    assert saving_lib.get_attr_skipset is original
+    assert first == original("Layer")
+
+
+def _counting(init, calls):
+    def counted(self, *args, **kwargs):
+        calls.append(type(self))
+        return init(self, *args, **kwargs)
+
+    return counted
