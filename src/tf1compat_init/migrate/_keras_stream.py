@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -246,6 +247,10 @@ def _keras3_walk(model: Any, path: str, streamed: dict[int, str]) -> list[tuple[
     return store.pending
 
 
+_SKIPSETS_LOCK = threading.Lock()
+_skipsets: dict[str, Any] = {"depth": 0, "original": None}
+
+
 @contextlib.contextmanager
 def skipsets_cached() -> Iterator[None]:
     """Keras 3's walk, with each type's attribute skip set computed once.
@@ -257,22 +262,30 @@ def skipsets_cached() -> Iterator[None]:
     to at least 3.15), so a ResNet-50 builds 178 layers per save or load: half of the walk.
     Within this block the function is memoised per type. The sets are the same (Keras
     computes them from the type alone), so what the walk visits and writes does not change;
-    Keras' function is put back on leaving, so nothing outlives the call.
+    Keras' function is put back when the last block (of any thread) leaves, so nothing
+    outlives the calls.
     """
     try:
         from keras.src.saving import saving_lib
     except ImportError:
         yield
         return
-    original = getattr(saving_lib, "get_attr_skipset", None)
-    if original is None:
+    if getattr(saving_lib, "get_attr_skipset", None) is None:
         yield
         return
-    saving_lib.get_attr_skipset = functools.lru_cache(maxsize=None)(original)
+    with _SKIPSETS_LOCK:
+        if _skipsets["depth"] == 0:
+            _skipsets["original"] = saving_lib.get_attr_skipset
+            saving_lib.get_attr_skipset = functools.lru_cache(maxsize=None)(_skipsets["original"])
+        _skipsets["depth"] += 1
     try:
         yield
     finally:
-        saving_lib.get_attr_skipset = original
+        with _SKIPSETS_LOCK:
+            _skipsets["depth"] -= 1
+            if _skipsets["depth"] == 0:
+                saving_lib.get_attr_skipset = _skipsets["original"]
+                _skipsets["original"] = None
 
 
 def _fill(

@@ -461,6 +461,15 @@ def test_keras3_walk_builds_each_skip_set_once_and_puts_keras_back(monkeypatch):
     assert len(built) == 2  # one for "Layer", one for "Functional"
     assert saving_lib.get_attr_skipset is original
     assert first == original("Layer")
+    # Nested or overlapping (two migrates in two threads): Keras' own is back after the last.
+    outer = _keras_stream.skipsets_cached()
+    inner = _keras_stream.skipsets_cached()
+    outer.__enter__()
+    inner.__enter__()
+    outer.__exit__(None, None, None)
+    assert saving_lib.get_attr_skipset is not original
+    inner.__exit__(None, None, None)
+    assert saving_lib.get_attr_skipset is original
 
 
 def _counting(init, calls):
