@@ -69,9 +69,9 @@ def count_reads(monkeypatch, prefix):
         count(self, key)
         return whole(self, entry, key, verify, label)
 
-    def counting_chunks(self, key, *args):
+    def counting_chunks(self, key, *args, **kwargs):
         count(self, key)
-        return chunks(self, key, *args)
+        return chunks(self, key, *args, **kwargs)
 
     monkeypatch.setattr(BundleReader, "_read_entry", counting_whole)
     monkeypatch.setattr(BundleReader, "raw_chunks", counting_chunks)

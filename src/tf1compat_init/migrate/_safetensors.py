@@ -13,7 +13,7 @@ from ..bundle.crc import crc32c
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import prefetched, write_value
+from ._stream import check_in_threads, prefetched, write_value
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 
@@ -35,10 +35,6 @@ DTYPES = {
     "float8_e4m3fn": "F8_E4M3",
     "float8_e5m2": "F8_E5M2",
 }
-
-
-#: Bytes read back at a time while verifying.
-_CHUNK = 16 << 20
 
 
 def check_writable(view: NamedView) -> None:
@@ -110,10 +106,12 @@ def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
     """Reads ``path`` back once; raises ``CheckpointCorruptError`` unless it holds the view.
 
     Names, dtypes, shapes and offsets must be the view's, and each tensor's bytes must have
-    the CRC32C recorded as it was written (``crcs``); the source is not read again.
+    the CRC32C recorded as it was written (``crcs``); the source is not read again. A
+    local file is read by two threads (:func:`~._stream.check_in_threads`).
     """
     want, _ = _header(view)
-    with _storage.RemoteFile(path) if _storage.is_url(path) else open(path, "rb") as f:
+    remote = _storage.is_url(path)
+    with _storage.RemoteFile(path) if remote else open(path, "rb", buffering=0) as f:
         n = int.from_bytes(f.read(8), "little")
         raw = f.read(n)
         if raw != want:
@@ -126,15 +124,23 @@ def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
             )
         header = json.loads(raw)
         base = 8 + n
-        for name in view.variables:
+        pread = not remote and hasattr(os, "preadv")  # not on Windows
+
+        def check(name: str, buf: bytearray) -> None:
             begin, end = header[name]["data_offsets"]
-            f.seek(base + begin)
-            crc, left = 0, end - begin
-            while left:  # in chunks: memory stays at one chunk whatever the tensor's size
-                chunk = f.read(min(left, _CHUNK))
-                if not chunk:
+            crc, pos, end = 0, base + begin, base + end
+            mv = memoryview(buf)
+            while pos < end:  # in chunks: memory stays at one chunk per thread
+                if pread:
+                    got = mv[: os.preadv(f.fileno(), [mv[: min(len(buf), end - pos)]], pos)]
+                else:  # one thread: the file's own position
+                    f.seek(pos)
+                    got = f.read(min(len(buf), end - pos))
+                if not got:
                     break
-                crc = crc32c(chunk, crc)
-                left -= len(chunk)
-            if left or crc != crcs[name]:
+                crc = crc32c(got, crc)
+                pos += len(got)
+            if pos != end or crc != crcs[name]:
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")
+
+        check_in_threads(view.variables, check, threads=2 if pread else 1)

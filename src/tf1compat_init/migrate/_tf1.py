@@ -7,7 +7,7 @@ from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.reader import checkpoint_from_reader
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, Tf1CompatError
-from ._stream import Chunks, prefetched
+from ._stream import Chunks, check_in_threads, prefetched
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]
 
@@ -44,7 +44,8 @@ def verify(view: NamedView, prefix: str) -> None:
     """Reads the bundle back once; raises ``CheckpointCorruptError`` unless it holds the view.
 
     The keys, dtypes and shapes must be the view's, and every tensor must read back with
-    the CRC32C recorded when it was written; the source is not read again.
+    the CRC32C recorded when it was written (two threads, :func:`~._stream.check_in_threads`);
+    the source is not read again.
     """
     from ..bundle.reader import BundleReader
 
@@ -57,14 +58,18 @@ def verify(view: NamedView, prefix: str) -> None:
             raise CheckpointCorruptError(
                 f"{name!r} was written as {out.variables[name]} instead of {info}"
             )
+
+    def check(name: str, buf: bytearray) -> None:
         try:
-            if info.dtype == "string":
+            if view.variables[name].dtype == "string":
                 out.read([name], verify=True)
-            else:  # in chunks: memory stays at one chunk whatever the tensor's size
-                for _ in reader.raw_chunks(name):
+            else:  # in chunks: memory stays at a chunk per thread whatever the tensor's size
+                for _ in reader.raw_chunks(name, len(buf), into=buf):
                     pass
         except CheckpointCorruptError as e:
             raise CheckpointCorruptError(f"{name!r} reads back different: {e}") from e
+
+    check_in_threads(view.variables, check)
 
 
 def check_writable(view: NamedView) -> None:

@@ -267,3 +267,64 @@ def test_streamed_tensors_stay_in_the_window(src):
     assert got["big"] == tensors["big"].tobytes()  # 512 KiB through a 64 KiB window
     assert state["max_ahead"] <= window + chunk
     assert isinstance(got["names"], np.ndarray)  # strings are read whole
+
+
+def test_raw_chunks_into_a_buffer_reuse_it(src):
+    """With ``into``, every chunk is a view of the caller's buffer; the CRC is still checked."""
+    prefix, tensors = src
+    reader = open_checkpoint(prefix).bundle
+    buf = bytearray(100_000)
+    got = b""
+    for piece in reader.raw_chunks("big", len(buf), into=buf):
+        assert piece.obj is buf
+        got += bytes(piece)
+    assert got == tensors["big"].tobytes()
+
+
+def test_tf1_bytes_changed_after_writing_are_caught_by_the_read_back(src, tmp_path, monkeypatch):
+    prefix, _ = src
+    from tf1compat_init.migrate import _tf1
+
+    real_write = _tf1.write
+
+    def write_then_flip(view, out, progress):
+        n = real_write(view, out, progress)
+        from tf1compat_init.bundle.reader import BundleReader
+
+        entry = BundleReader(out, index_path=out + _tf1.PENDING_INDEX).entries["big"]
+        with open(f"{out}.data-00000-of-00001", "r+b") as f:
+            f.seek(entry.offset + 7)
+            b = f.read(1)
+            f.seek(entry.offset + 7)
+            f.write(bytes([b[0] ^ 1]))
+        return n
+
+    monkeypatch.setattr(_tf1, "write", write_then_flip)
+    dst = tmp_path / "out" / "m.ckpt"
+    with pytest.raises(CheckpointCorruptError, match="'big' reads back different: checksum"):
+        migrate(prefix, dst)
+    assert list(dst.parent.iterdir()) == []
+
+
+def test_check_in_threads_checks_each_name_once_and_raises_the_first_failure():
+    names = [f"n{i}" for i in range(40)]
+    seen, buffers = [], set()
+    lock = threading.Lock()
+
+    def check(name, buf):
+        with lock:
+            seen.append(name)
+            buffers.add(id(buf))
+        time.sleep(0.001)
+
+    _stream.check_in_threads(names, check, threads=2, chunk=16)
+    assert sorted(seen) == sorted(names) and len(seen) == len(names)
+    assert len(buffers) == 2  # one buffer per thread, reused
+
+    def failing(name, buf):
+        if name in ("n5", "n9"):
+            time.sleep(0.02 if name == "n5" else 0)  # n9 fails first in time
+            raise CheckpointCorruptError(f"{name} differs")
+
+    with pytest.raises(CheckpointCorruptError, match="n5 differs"):  # first in order
+        _stream.check_in_threads(names, failing, threads=2, chunk=16)
