@@ -478,3 +478,39 @@ def _counting(init, calls):
         return init(self, *args, **kwargs)
 
     return counted
+
+
+def test_tf2_read_back_holds_two_windows_or_the_largest_tensor_at_once(tmp_path, monkeypatch):
+    """The read-back asks RestoreV2 for a window of keys per call, two calls at a time; a
+    tensor larger than the window is read alone, with nothing else in flight."""
+    import threading
+    import time
+
+    src, _ = _source(tmp_path, _module)  # 8 to 80 bytes a key; `table` (80 B) the largest
+    window = 50
+    real_verify, real_read = _tf2_stream.verify, _tf2_stream._read_back
+    lock = threading.Lock()
+    state = {"live": 0, "peak": 0, "calls": [], "alone": []}
+
+    def read_back(prefix, keys, dtypes):
+        values = real_read(prefix, keys, dtypes)
+        n = sum(v.nbytes for v in values)
+        with lock:
+            if n > window:
+                state["alone"].append(state["live"] == 0)
+            state["live"] += n
+            state["peak"] = max(state["peak"], state["live"])
+            state["calls"].append(list(keys))
+        time.sleep(0.02)
+        with lock:
+            state["live"] -= n
+        return values
+
+    monkeypatch.setattr(_tf2_stream, "_read_back", read_back)
+    monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
+    monkeypatch.setattr(_tf2_stream, "verify", lambda s, p: real_verify(s, p, window=window))
+    migrate(src, tmp_path / "out" / "ckpt", format="tf2", model=_module)
+    keys = [k for call in state["calls"] for k in call]
+    assert len(keys) == len(set(keys)) > len(state["calls"])  # every key once, several a call
+    assert state["alone"] == [True]  # the table's 80 bytes, nothing else in flight
+    assert state["peak"] <= 2 * window
