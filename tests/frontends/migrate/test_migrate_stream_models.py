@@ -482,7 +482,7 @@ def _counting(init, calls):
 
 def test_tf2_read_back_holds_two_windows_or_the_largest_tensor_at_once(tmp_path, monkeypatch):
     """The read-back asks RestoreV2 for a window of keys per call, two calls at a time; a
-    tensor larger than the window is read alone, with nothing else in flight."""
+    tensor larger than the window is read alone (first), with nothing else in flight."""
     import threading
     import time
 
