@@ -250,21 +250,21 @@ def _read_back(prefix: str, keys: list[str], dtypes: list[str]) -> list[np.ndarr
     ]
 
 
-def _batches(streamed: Streamed, window: int) -> list[list[str]]:
-    """The keys in order, in runs of at most ``window`` bytes (a larger one alone).
+def _batches(streamed: Streamed, window: int) -> list[tuple[list[str], int]]:
+    """The keys in order, in runs of at most ``window`` bytes (a larger one alone), each
+    with its bytes.
 
     Each ``RestoreV2`` opens the bundle and reads its index: per key, that cost 1 ms, a
     third of verifying ResNet-50's 320 keys; per window, it is nothing.
     """
-    out: list[list[str]] = []
-    size = window
+    out: list[tuple[list[str], int]] = []
     for key in streamed.dtypes:
         n = _nbytes(streamed, key)
-        if not out or size + n > window:
-            out.append([])
-            size = 0
-        out[-1].append(key)
-        size += n
+        if not out or out[-1][1] + n > window:
+            out.append(([], 0))
+        keys, size = out[-1]
+        keys.append(key)
+        out[-1] = (keys, size + n)
     return out
 
 
@@ -282,10 +282,9 @@ def verify(streamed: Streamed, prefix: str, window: int = WINDOW) -> None:
         raise CheckpointCorruptError(f"the object graph of {prefix} is not the one written")
     del reader
     batches = _batches(streamed, window)
-    sizes = [sum(_nbytes(streamed, k) for k in keys) for keys in batches]
 
     def check(i: int, _buf: bytearray) -> None:
-        keys = batches[i]
+        keys, _ = batches[i]
         values = _read_back(prefix, keys, [streamed.dtypes[k] for k in keys])
         for key, value in zip(keys, values, strict=True):
             if (
@@ -303,8 +302,10 @@ def verify(streamed: Streamed, prefix: str, window: int = WINDOW) -> None:
     # the largest tensor or two windows are held at once, and the windows reuse the memory
     # the large ones had (the other way round, the process kept the windows' 128 MiB on
     # its heap under the largest tensor: 439 MiB above the start against a 435 MiB budget).
-    check_in_threads([i for i, n in enumerate(sizes) if n > window], check, threads=1, chunk=0)
-    check_in_threads([i for i, n in enumerate(sizes) if n <= window], check, threads=2, chunk=0)
+    large = [i for i, (_, n) in enumerate(batches) if n > window]
+    small = [i for i, (_, n) in enumerate(batches) if n <= window]
+    check_in_threads(large, check, threads=1, chunk=0)
+    check_in_threads(small, check, threads=2, chunk=0)
 
 
 def _nbytes(streamed: Streamed, key: str) -> int:
