@@ -170,8 +170,9 @@ def test_keras_streamed_is_what_save_weights_writes(factory, tmp_path, monkeypat
 
 
 def test_tf2_big_model_is_verified_tensor_by_tensor(tmp_path, monkeypatch):
-    """Above RELOAD_LIMIT, no Checkpoint.read (it would hold the model twice): each key is
-    read back alone through TF; a byte changed in the data file is caught there."""
+    """Above RELOAD_LIMIT, no Checkpoint.read (it would hold the model twice): each key's
+    bytes are read back in chunks against their CRC32C; a byte changed in the data file is
+    caught there."""
     src, _ = _source(tmp_path, _module)
     monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
     from tf1compat_init.migrate import _model
@@ -480,37 +481,66 @@ def _counting(init, calls):
     return counted
 
 
-def test_tf2_read_back_holds_two_windows_or_the_largest_tensor_at_once(tmp_path, monkeypatch):
-    """The read-back asks RestoreV2 for a window of keys per call, two calls at a time; a
-    tensor larger than the window is read alone (first), with nothing else in flight."""
+def test_tf2_read_back_reads_each_tensor_once_in_chunks_on_two_threads(tmp_path, monkeypatch):
+    """The read-back reads each fixed-width key's bytes once, in chunks of a buffer each
+    thread reuses (at most two threads, :func:`check_in_threads`); a string key and the object graph through TensorFlow's
+    reader, never RestoreV2 (which holds a tensor whole)."""
     import threading
-    import time
 
-    src, _ = _source(tmp_path, _module)  # 8 to 80 bytes a key; `table` (80 B) the largest
-    window = 50
-    real_verify, real_read = _tf2_stream.verify, _tf2_stream._read_back
+    from tf1compat_init.bundle.reader import BundleReader
+
+    src, _ = _source(tmp_path, _module)
+    real_chunks = BundleReader.raw_chunks
     lock = threading.Lock()
-    state = {"live": 0, "peak": 0, "calls": [], "alone": []}
+    reads, buffers = [], set()  # (thread, buffer)
 
-    def read_back(prefix, keys, dtypes):
-        values = real_read(prefix, keys, dtypes)
-        n = sum(v.nbytes for v in values)
+    def chunks(self, key, chunk=1 << 20, into=None):
+        if os.path.abspath(self.prefix) == os.path.abspath(src):  # reading the source
+            return real_chunks(self, key, chunk, into)
         with lock:
-            if n > window:
-                state["alone"].append(state["live"] == 0)
-            state["live"] += n
-            state["peak"] = max(state["peak"], state["live"])
-            state["calls"].append(list(keys))
-        time.sleep(0.02)
-        with lock:
-            state["live"] -= n
-        return values
+            reads.append(key)
+            buffers.add((threading.get_ident(), id(into) if into is not None else None))
+        return real_chunks(self, key, chunk, into)
 
-    monkeypatch.setattr(_tf2_stream, "_read_back", read_back)
+    def no_restore(*_, **__):
+        raise AssertionError("RestoreV2 holds a tensor whole")
+
+    monkeypatch.setattr(BundleReader, "raw_chunks", chunks)
     monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)
-    monkeypatch.setattr(_tf2_stream, "verify", lambda s, p: real_verify(s, p, window=window))
-    migrate(src, tmp_path / "out" / "ckpt", format="tf2", model=_module)
-    keys = [k for call in state["calls"] for k in call]
-    assert len(keys) == len(set(keys)) > len(state["calls"])  # every key once, several a call
-    assert state["alone"] == [True]  # the table's 80 bytes, nothing else in flight
-    assert state["peak"] <= 2 * window
+    monkeypatch.setattr(tf.raw_ops, "RestoreV2", no_restore)
+    out = tmp_path / "out" / "ckpt"
+    migrate(src, out, format="tf2", model=_module)
+    keys = set(tf.train.load_checkpoint(str(out)).get_variable_to_shape_map())
+    assert sorted(reads) == sorted(keys - {"_CHECKPOINTABLE_OBJECT_GRAPH"})
+    threads = {t for t, _ in buffers}
+    assert all(b is not None for _, b in buffers) and len(buffers) == len(threads) <= 2
+
+
+def test_tf2_read_back_holds_the_index_to_what_was_written(tmp_path, monkeypatch):
+    """An index whose checksum, dtype or shape for a key is not the one written is caught,
+    even where the data bytes match that index; nothing is installed."""
+    src, _ = _source(tmp_path, _module)
+    real = _tf2_stream.write
+    tamper = {}
+
+    def write_then_forget(view, graph, keys, prefix, progress):
+        done = real(view, graph, keys, prefix, progress)
+        key = next(k for k, t in done.targets.items() if t == "fc1/kernel")
+        tamper["how"](done, key)
+        return done
+
+    monkeypatch.setattr(_tf2_stream, "write", write_then_forget)
+    cases = {
+        "crc": (lambda d, k: d.crcs.__setitem__(k, d.crcs[k] ^ 1), "another checksum"),
+        "shape": (
+            lambda d, k: d.shapes.__setitem__(k, (3, 4)),
+            r"float32 \[4, 3\], written as float32 \[3, 4\]",
+        ),
+        "dtype": (lambda d, k: d.dtypes.__setitem__(k, "float64"), "written as float64"),
+    }
+    for name, (how, message) in cases.items():
+        tamper["how"] = how
+        bad = tmp_path / name / "ckpt"
+        with pytest.raises(CheckpointCorruptError, match=f"'fc1/kernel'.*{message}"):
+            migrate(src, bad, format="tf2", model=_module)
+        assert list(bad.parent.iterdir()) == [], name
