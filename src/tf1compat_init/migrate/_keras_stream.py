@@ -10,11 +10,12 @@ allocated at once and never filled, and its place in the file noted. Everything 
 (groups, their ``name`` attributes, what a layer stores that is not a loaded variable)
 is written by Keras' code. After the file is closed, the source's bytes are streamed
 into those places (contiguous, uncompressed: a dataset's bytes are its array's in C
-order), their CRC32C recorded as written; the file is synced while :func:`verify` reads
-each dataset back through h5py at that path, a few rows at a time, against the CRC32C; a
-model of at most ``RELOAD_LIMIT`` bytes is also loaded back with plain
-``model.load_weights`` (:func:`~._model.verify`), which for a big one would cost about
-twice its largest tensor (Keras reads a dataset whole, then converts it to a tensor).
+order), their CRC32C recorded as written; the file is synced while :func:`verify` finds
+each dataset through h5py at its path (its storage must be the one reserved) and reads its
+bytes back there, on two threads, against the CRC32C; a model of at most
+``RELOAD_LIMIT`` bytes is also loaded back with plain ``model.load_weights``
+(:func:`~._model.verify`), which for a big one would cost about twice its largest tensor
+(Keras reads a dataset whole, then converts it to a tensor).
 
 Keras 2 (``tf_keras``, TF 2.15's ``tf.keras``) writes ``.weights.h5`` with the same walk
 (its ``saving_lib._save_state``), but a layer stores ``variable.numpy()``, a copy, so a
@@ -38,18 +39,14 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
-from ..bundle.crc import crc32c
 from ..bundle.dtypes import numpy_dtype
-from ..engine.basics.tensor_bytes import Progress, raw_bytes
+from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import Chunks, prefetched, write_value
+from ._stream import Chunks, check_in_threads, prefetched, range_crc, write_value
 from ._tf2_stream import Streamed, Unstreamable, streamed_variables, variable_of
 
 __all__ = ["verify", "write"]
-
-#: Bytes read back at a time while verifying.
-_READ = 16 << 20
 
 
 def _store_class() -> Any:
@@ -169,20 +166,29 @@ def _keras2_walk(model: Any, path: str, flavour: str, variables: dict[str, Any])
     return pending
 
 
-def _offsets(path: str, pending: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
-    """``(file offset, size, target)`` of each pending dataset's contiguous storage."""
+def _storage_of(f: Any, name: str, path: str) -> tuple[int, int, str, tuple[int, ...], Any]:
+    """What h5py says of dataset ``name``'s storage in the open file ``f``: ``(file
+    offset, size, dtype, shape, Keras' dtype tag)``; raises unless it is one contiguous,
+    unfiltered block (what :func:`_reserve` makes), whose bytes are then exactly the
+    array's in C order. Through h5py's low-level calls: ``f[name]`` and the high-level
+    properties cost twice as much (0.023 against 0.012 s for ResNet-50's 320 datasets)."""
     import h5py
 
-    out = []
+    ds = h5py.h5d.open(f.id, name.encode())
+    dcpl = ds.get_create_plist()
+    size, offset = ds.get_storage_size(), ds.get_offset()
+    if dcpl.get_layout() != h5py.h5d.CONTIGUOUS or dcpl.get_nfilters() or (size and offset is None):
+        raise CheckpointCorruptError(f"{name} of {path} is not one contiguous block")
+    tag = h5py.Dataset(ds).attrs.get("dtype") if ds.dtype.itemsize == 2 else None  # bfloat16
+    return offset or 0, size, ds.dtype.str, tuple(ds.shape), tag
+
+
+def _offsets(path: str, pending: list[tuple[str, str]]) -> dict[str, tuple]:
+    """:func:`_storage_of` each pending dataset, by its path in the file."""
+    import h5py
+
     with h5py.File(path, "r") as f:
-        for name, target in pending:
-            ds = f[name]
-            size = ds.id.get_storage_size()
-            offset = ds.id.get_offset()
-            if size and offset is None:
-                raise CheckpointCorruptError(f"{name} of {path} has no contiguous storage")
-            out.append((offset or 0, size, target))
-    return out
+        return {name: _storage_of(f, name, path) for name, _ in pending}
 
 
 def write(
@@ -218,7 +224,11 @@ def write(
     if missing:
         os.remove(path)
         raise Unstreamable(f"Keras' walk does not store {sorted(missing)[0]} as a variable")
-    return _fill(view, path, _offsets(path, pending), pending, loaded, progress)
+    layouts = _offsets(path, pending)
+    places = [(*layouts[name][:2], target) for name, target in pending]
+    done = _fill(view, path, places, pending, loaded, progress)
+    done.layouts = layouts
+    return done
 
 
 def _keras3_walk(model: Any, path: str, streamed: dict[int, str]) -> list[tuple[str, str]]:
@@ -332,23 +342,47 @@ def _fill(
 
 
 def verify(streamed: Streamed, path: str) -> None:
-    """Reads each streamed dataset back through h5py, at the path Keras loads it from, a
-    chunk of rows at a time; its bytes must have the CRC32C recorded as written."""
+    """Reads the file back once; raises ``CheckpointCorruptError`` unless each streamed
+    dataset holds the bytes written.
+
+    h5py opens the closed file and finds each dataset at the path Keras loads it from; its
+    storage must be the one reserved (one contiguous, unfiltered block at the same offset,
+    of the same size, dtype, shape and bfloat16 tag: what h5py then reads for Keras is
+    exactly those bytes). The bytes are read at those offsets, in chunks, on two threads
+    (each with one reused buffer), and must have the CRC32C recorded as written. Through
+    h5py a chunk of rows at a time, on one thread (h5py holds a global lock), the same
+    check took 0.09 s for BERT's 438 MB and 0.06 s for ResNet-50's 102 MB; this way
+    0.04-0.05 s and 0.03 s (warm, beside the ``fsync``).
+    """
     import h5py
 
     with h5py.File(path, "r") as f:
         for name, target in streamed.datasets:
-            ds = f[name]
-            crc = 0
-            if ds.ndim == 0:
-                crc = crc32c(raw_bytes(np.asarray(ds[()])))
-            else:
-                row = max(ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64)), 1)
-                step = max(_READ // row, 1)
-                for begin in range(0, ds.shape[0], step):
-                    crc = crc32c(raw_bytes(ds[begin : begin + step]), crc)
-            if crc != streamed.by_target[target]:
+            try:
+                now: Any = _storage_of(f, name, path)
+            except KeyError:  # h5py: no such object
+                now = "missing"
+            except CheckpointCorruptError:
+                now = "not one contiguous block"
+            if now != streamed.layouts[name]:
+                raise CheckpointCorruptError(
+                    f"{target!r} of the file read back from the output: dataset {name} is "
+                    f"not stored as it was reserved ((offset, size, dtype, shape, dtype tag) "
+                    f"{streamed.layouts[name]}, now {now})"
+                )
+    target_of = dict(streamed.datasets)
+    pread = hasattr(os, "preadv")  # not on Windows: one thread, the file's own position
+
+    with open(path, "rb", buffering=0) as f:
+
+        def check(name: str, buf: bytearray) -> None:
+            offset, size = streamed.layouts[name][:2]
+            crc, n = range_crc(f, offset, offset + size, buf, pread)
+            target = target_of[name]
+            if n != size or crc != streamed.by_target[target]:
                 raise CheckpointCorruptError(
                     f"{target!r} of the file read back from the output differs from source "
                     f"(dataset {name})"
                 )
+
+        check_in_threads(target_of, check, threads=2 if pread else 1)

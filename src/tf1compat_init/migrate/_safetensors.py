@@ -9,11 +9,10 @@ import re
 from typing import Any
 
 from ..bundle import storage as _storage
-from ..bundle.crc import crc32c
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._stream import check_in_threads, prefetched, write_value
+from ._stream import check_in_threads, prefetched, range_crc, write_value
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
 
@@ -128,19 +127,8 @@ def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
 
         def check(name: str, buf: bytearray) -> None:
             begin, end = header[name]["data_offsets"]
-            crc, pos, end = 0, base + begin, base + end
-            mv = memoryview(buf)
-            while pos < end:  # in chunks: memory stays at one chunk per thread
-                if pread:
-                    got = mv[: os.preadv(f.fileno(), [mv[: min(len(buf), end - pos)]], pos)]
-                else:  # one thread: the file's own position
-                    f.seek(pos)
-                    got = f.read(min(len(buf), end - pos))
-                if not got:
-                    break
-                crc = crc32c(got, crc)
-                pos += len(got)
-            if pos != end or crc != crcs[name]:
+            crc, n = range_crc(f, base + begin, base + end, buf, pread)
+            if n != end - begin or crc != crcs[name]:
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")
 
         check_in_threads(view.variables, check, threads=2 if pread else 1)

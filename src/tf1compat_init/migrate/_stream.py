@@ -37,6 +37,7 @@ __all__ = [
     "check_in_threads",
     "check_space",
     "disk_full_as_error",
+    "range_crc",
     "output_files",
     "prefetched",
     "synced_while",
@@ -251,6 +252,27 @@ def check_in_threads(
             w.join()
     if failed:
         raise min(failed, key=lambda f: f[0])[1]
+
+
+def range_crc(f: Any, begin: int, end: int, buf: bytearray, pread: bool) -> tuple[int, int]:
+    """``(CRC32C, bytes read)`` of the open file ``f``'s bytes ``[begin, end)``, read into
+    ``buf`` a chunk at a time (memory: one buffer). With ``pread`` (``os.preadv`` at an
+    offset: threads may share ``f``), else through ``f``'s own position (one thread only).
+    Fewer bytes than asked means the file ended early."""
+    mv = memoryview(buf)
+    crc, pos = 0, begin
+    while pos < end:
+        want = mv[: min(len(buf), end - pos)]
+        if pread:
+            got = mv[: os.preadv(f.fileno(), [want], pos)]
+        else:
+            f.seek(pos)
+            got = memoryview(f.read(len(want)))
+        if not got:
+            break
+        crc = crc32c(got, crc)
+        pos += len(got)
+    return crc, pos - begin
 
 
 def output_files(out_path: str) -> list[str]:

@@ -71,6 +71,7 @@ class Streamed:
     by_target: dict[str, int] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)  # key -> target, if streamed
     datasets: list[tuple[str, str]] = field(default_factory=list)  # keras: (path, target)
+    layouts: dict[str, tuple] = field(default_factory=dict)  # keras: path -> storage
 
 
 def root_of(model: Any) -> Any:

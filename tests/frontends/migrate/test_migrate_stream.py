@@ -328,3 +328,21 @@ def test_check_in_threads_checks_each_name_once_and_raises_the_first_failure():
 
     with pytest.raises(CheckpointCorruptError, match="n5 differs"):  # first in order
         _stream.check_in_threads(names, failing, threads=2, chunk=16)
+
+
+@pytest.mark.parametrize("pread", [True, False])
+def test_range_crc_reads_a_range_through_one_buffer(tmp_path, pread):
+    """``range_crc``: the CRC32C of a byte range read a buffer at a time, at an offset
+    (``preadv``) or through the file's position (the one-thread fallback); a file that
+    ends early reads short."""
+    from tf1compat_init.bundle.crc import crc32c
+
+    data = bytes(range(256)) * 40
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    buf = bytearray(1000)
+    with open(path, "rb", buffering=0) as f:
+        assert _stream.range_crc(f, 100, 9000, buf, pread) == (crc32c(data[100:9000]), 8900)
+        assert _stream.range_crc(f, 5, 5, buf, pread) == (0, 0)
+        crc, n = _stream.range_crc(f, 10_000, 12_000, buf, pread)
+        assert (crc, n) == (crc32c(data[10_000:]), len(data) - 10_000)

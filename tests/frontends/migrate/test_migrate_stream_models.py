@@ -235,6 +235,82 @@ def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch, big):
     assert list(out.parent.iterdir()) == []
 
 
+@keras3_only
+@pytest.mark.parametrize("change", ["chunked", "untagged"])
+def test_keras_dataset_stored_otherwise_than_reserved_is_caught(tmp_path, monkeypatch, change):
+    """The bytes are read back at the offsets reserved, so the file must still store each
+    dataset there, as reserved: one contiguous block (here rewritten chunked, same values)
+    with Keras' bfloat16 tag (here removed, same bytes). Either is caught before install."""
+    import h5py
+
+    from tf1compat_init.migrate import _model
+
+    src, _ = _source(tmp_path, _keras_bf16)
+    monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)  # only the read-back checks
+    monkeypatch.setattr(_model, "verify", lambda *a: None)
+    real = _keras_stream._fill
+
+    def fill_then_store_otherwise(view, path, *rest):
+        done = real(view, path, *rest)
+        name = next(n for n, t in done.datasets if t.endswith("half/w"))
+        with h5py.File(path, "r+") as f:
+            ds = f[name]
+            if change == "untagged":
+                del ds.attrs["dtype"]
+            else:
+                data, attrs = ds[()], dict(ds.attrs)
+                del f[name]
+                f.create_dataset(name, data=data, chunks=True).attrs.update(attrs)
+        return done
+
+    monkeypatch.setattr(_keras_stream, "_fill", fill_then_store_otherwise)
+    out = tmp_path / "out" / "m.weights.h5"
+    with pytest.raises(CheckpointCorruptError, match="half/w.* not stored as it was reserved"):
+        migrate(src, out, format="keras", model=_keras_bf16)
+    assert list(out.parent.iterdir()) == []
+
+
+@keras3_only
+def test_keras_read_back_reads_each_dataset_once_at_its_offset(tmp_path, monkeypatch):
+    """Each streamed dataset's bytes are read once, at the offset h5py gives for it, with
+    one reused buffer per thread (at most two)."""
+    import threading
+
+    import h5py
+
+    from tf1compat_init.migrate import _stream
+
+    src, _ = _source(tmp_path, _keras)
+    real = _keras_stream.range_crc
+    seen, buffers = [], set()
+    lock = threading.Lock()
+
+    def recording(f, begin, end, buf, pread):
+        with lock:
+            seen.append((begin, end - begin))
+            buffers.add((threading.get_ident(), id(buf)))
+        return real(f, begin, end, buf, pread)
+
+    monkeypatch.setattr(_keras_stream, "range_crc", recording)
+    captured = {}
+    real_verify = _keras_stream.verify
+
+    def keep(streamed, path):
+        captured["datasets"] = [n for n, _ in streamed.datasets]
+        with h5py.File(path, "r") as f:
+            captured["storage"] = sorted(
+                (f[n].id.get_offset() or 0, f[n].id.get_storage_size())
+                for n in captured["datasets"]
+            )
+        return real_verify(streamed, path)
+
+    monkeypatch.setattr(_keras_stream, "verify", keep)
+    migrate(src, tmp_path / "out" / "m.weights.h5", format="keras", model=_keras)
+    assert captured["datasets"] and sorted(seen) == captured["storage"]
+    assert len(buffers) == len({t for t, _ in buffers}) <= 2
+    assert _stream.range_crc is real
+
+
 @pytest.mark.parametrize("fmt", ["tf2", "keras"])
 def test_what_cannot_stream_goes_through_the_model_and_says_so(tmp_path, monkeypatch, caplog, fmt):
     src, values = _source(tmp_path, _keras)
