@@ -206,7 +206,6 @@ def test_tf2_big_model_is_verified_tensor_by_tensor(tmp_path, monkeypatch):
 @pytest.mark.parametrize("big", [False, True])
 def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch, big):
     """Each dataset is read back alone; a small model is also loaded with load_weights."""
-    import h5py
 
     from tf1compat_init.migrate import _model
 
@@ -219,19 +218,31 @@ def test_keras_value_changed_in_the_file_is_caught(tmp_path, monkeypatch, big):
     migrate(src, ok, format="keras", model=_keras)
     _keras().load_weights(str(ok))
     assert reloads == []
+
+    def change(f, datasets):
+        ds = f[datasets[0][0]]  # the first streamed dataset
+        ds[...] = ds[()] + 1
+
+    _caught_after_fill(monkeypatch, src, tmp_path, _keras, change, "differs from source")
+
+
+def _caught_after_fill(monkeypatch, src, tmp_path, factory, edit, match):
+    """A keras migrate whose file is changed by ``edit(h5py file, [(dataset, target)])``
+    after the streamed values are written must fail with ``match``, nothing installed."""
+    import h5py
+
     real = _keras_stream._fill
 
-    def fill_then_change(view, path, *rest):
+    def fill_then_edit(view, path, *rest):
         done = real(view, path, *rest)
         with h5py.File(path, "r+") as f:
-            ds = f[done.datasets[0][0]]  # the first streamed dataset
-            ds[...] = ds[()] + 1
+            edit(f, done.datasets)
         return done
 
-    monkeypatch.setattr(_keras_stream, "_fill", fill_then_change)
+    monkeypatch.setattr(_keras_stream, "_fill", fill_then_edit)
     out = tmp_path / "out" / "m.weights.h5"
-    with pytest.raises(CheckpointCorruptError, match="differs from source"):
-        migrate(src, out, format="keras", model=_keras)
+    with pytest.raises(CheckpointCorruptError, match=match):
+        migrate(src, out, format="keras", model=factory)
     assert list(out.parent.iterdir()) == []
 
 
@@ -241,33 +252,25 @@ def test_keras_dataset_stored_otherwise_than_reserved_is_caught(tmp_path, monkey
     """The bytes are read back at the offsets reserved, so the file must still store each
     dataset there, as reserved: one contiguous block (here rewritten chunked, same values)
     with Keras' bfloat16 tag (here removed, same bytes). Either is caught before install."""
-    import h5py
 
     from tf1compat_init.migrate import _model
 
     src, _ = _source(tmp_path, _keras_bf16)
     monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)  # only the read-back checks
     monkeypatch.setattr(_model, "verify", lambda *a: None)
-    real = _keras_stream._fill
 
-    def fill_then_store_otherwise(view, path, *rest):
-        done = real(view, path, *rest)
-        name = next(n for n, t in done.datasets if t.endswith("half/w"))
-        with h5py.File(path, "r+") as f:
-            ds = f[name]
-            if change == "untagged":
-                del ds.attrs["dtype"]
-            else:
-                data, attrs = ds[()], dict(ds.attrs)
-                del f[name]
-                f.create_dataset(name, data=data, chunks=True).attrs.update(attrs)
-        return done
+    def store_otherwise(f, datasets):
+        name = next(n for n, t in datasets if t.endswith("half/w"))
+        ds = f[name]
+        if change == "untagged":
+            del ds.attrs["dtype"]
+        else:
+            data, attrs = ds[()], dict(ds.attrs)
+            del f[name]
+            f.create_dataset(name, data=data, chunks=True).attrs.update(attrs)
 
-    monkeypatch.setattr(_keras_stream, "_fill", fill_then_store_otherwise)
-    out = tmp_path / "out" / "m.weights.h5"
-    with pytest.raises(CheckpointCorruptError, match="half/w.* not stored as it was reserved"):
-        migrate(src, out, format="keras", model=_keras_bf16)
-    assert list(out.parent.iterdir()) == []
+    match = "half/w.* not stored as it was reserved"
+    _caught_after_fill(monkeypatch, src, tmp_path, _keras_bf16, store_otherwise, match)
 
 
 @keras3_only
