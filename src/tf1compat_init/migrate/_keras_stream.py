@@ -224,11 +224,7 @@ def write(
     if missing:
         os.remove(path)
         raise Unstreamable(f"Keras' walk does not store {sorted(missing)[0]} as a variable")
-    layouts = _offsets(path, pending)
-    places = [(*layouts[name][:2], target) for name, target in pending]
-    done = _fill(view, path, places, pending, loaded, progress)
-    done.layouts = layouts
-    return done
+    return _fill(view, path, pending, _offsets(path, pending), loaded, progress)
 
 
 def _keras3_walk(model: Any, path: str, streamed: dict[int, str]) -> list[tuple[str, str]]:
@@ -301,14 +297,15 @@ def skipsets_cached() -> Iterator[None]:
 def _fill(
     view: NamedView,
     path: str,
-    places: list[tuple[int, int, str]],
     datasets: list[tuple[str, str]],
+    layouts: dict[str, tuple],
     loaded: dict[str, str],
     progress: Progress | None,
 ) -> Streamed:
-    """Streams each target's source bytes into its place in the file (not synced yet)."""
-    done = Streamed()
-    done.datasets = list(datasets)
+    """Streams each target's source bytes into its dataset's storage (``layouts``, by
+    :func:`_offsets`) in the file (not synced yet)."""
+    done = Streamed(datasets=list(datasets), layouts=layouts)
+    places = [(*layouts[name][:2], target) for name, target in datasets]
     names = [loaded[t] for _, _, t in places]
     total = sum(view.nbytes(n) for n in names)
     if progress:
