@@ -35,14 +35,23 @@ def h5_tree(path: Any) -> dict:
 
 
 def build(keras: Any) -> Any:
-    """A functional model with a nested Sequential and a BatchNormalization."""
+    """A functional model with a nested Sequential, a BatchNormalization and a layer with a
+    scalar weight (HDF5 gives a scalar dataset no storage until it is written)."""
+
+    class Gain(keras.layers.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.gain = self.add_weight(name="gain", shape=(), initializer="ones")
+
+        def call(self, x: Any) -> Any:
+            return x * self.gain
+
     inner = keras.Sequential(
         [keras.Input((6,), name="inner_in"), keras.layers.Dense(4, name="d")], name="inner"
     )
     inp = keras.Input((3,), name="x")
     x = keras.layers.Dense(6, name="fc1")(inp)
     x = keras.layers.BatchNormalization(name="bn")(x)
-    x = inner(x)
+    x = Gain(name="gain")(inner(x))
     out = keras.layers.Dense(2, name="head", use_bias=False)(x)
     return keras.Model(inp, out, name="net")
 

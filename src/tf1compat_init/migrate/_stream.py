@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..bundle import storage as _storage
-from ..bundle.crc import crc32c, unmask_crc
+from ..bundle.crc import backend_name, crc32c, unmask_crc
 from ..bundle.dtypes import numpy_dtype
 from ..engine.basics.tensor_bytes import human, raw_bytes
 from ..errors import DiskFullError
@@ -51,6 +51,12 @@ logger = logging.getLogger("tf1compat_init.migrate")
 WINDOW = 64 << 20
 #: Bytes of one piece of a streamed tensor.
 CHUNK = 8 << 20
+
+#: Every migrate checksums what it writes, so the CRC32C library is chosen (imported and
+#: checked: 0.02 s) when this package is imported, not inside the first call. With the
+#: bundle reader and writer, which the format modules import at their top for the same
+#: reason, that was 0.03-0.05 s of a first migrate (docs/performance.md).
+CRC_BACKEND = backend_name()
 
 
 def value_crc(value: np.ndarray) -> int:
@@ -113,9 +119,10 @@ def prefetched(
     whole, a numpy array; one larger than the window is read alone. Each value must be
     used up (a :class:`Chunks` iterated to its end) and dropped before the next is asked
     for. A read error surfaces at the tensor it belongs to; closing the iterator early
-    (an error while writing) stops the reading thread.
+    (an error while writing) stops the reading thread. ``names`` is iterated by the reading
+    thread, as it goes: it may be a generator that waits for the next name (the ``keras``
+    output's walk reserving datasets), and the values end when it ends.
     """
-    order = list(names)
     items: deque[tuple[str, Any, int]] = deque()
     cond = threading.Condition()
     state = {"ahead": 0, "stop": False}
@@ -133,7 +140,7 @@ def prefetched(
 
     def produce() -> None:
         try:
-            for name in order:
+            for name in names:
                 raw = _raw_source(view, name)
                 if raw is None:
                     size = view.nbytes(name)
@@ -153,6 +160,7 @@ def prefetched(
                         return
                 if not put("end", name, 0):
                     return
+            put("done", None, 0)
         except BaseException as e:  # delivered to the consumer, in order
             put("error", e, 0)
 
@@ -175,8 +183,10 @@ def prefetched(
     thread = threading.Thread(target=produce, name="tf1compat-migrate-read", daemon=True)
     thread.start()
     try:
-        for _ in order:
+        while True:
             kind, data = pull()
+            if kind == "done":
+                return
             if kind == "tensor":
                 name, value = data
                 del data

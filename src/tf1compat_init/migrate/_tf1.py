@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ..bundle.reader import BundleReader
+from ..bundle.writer import BundleWriter, dtype_enum
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.reader import checkpoint_from_reader
 from ..engine.reading.view import NamedView
@@ -23,7 +25,6 @@ def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
     Each tensor's CRC32C is computed from the bytes as they are written and recorded in
     the index; the next one is read meanwhile (:func:`~._stream.prefetched`).
     """
-    from ..bundle.writer import BundleWriter
 
     total = sum(view.nbytes(n) for n in view.variables)
     done = 0
@@ -47,8 +48,6 @@ def verify(view: NamedView, prefix: str) -> None:
     the CRC32C recorded when it was written (two threads, :func:`~._stream.check_in_threads`);
     the source is not read again.
     """
-    from ..bundle.reader import BundleReader
-
     reader = BundleReader(prefix, index_path=prefix + PENDING_INDEX)
     out = checkpoint_from_reader(reader)
     if set(out.variables) != set(view.variables):
@@ -74,8 +73,6 @@ def verify(view: NamedView, prefix: str) -> None:
 
 def check_writable(view: NamedView) -> None:
     """Raises ``ValueError`` naming the first key whose dtype a bundle cannot hold."""
-    from ..bundle.writer import dtype_enum
-
     for name, info in view.variables.items():
         try:
             dtype_enum(info.dtype)

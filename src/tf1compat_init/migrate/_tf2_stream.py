@@ -30,6 +30,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ..bundle.crc import unmask_crc
+from ..bundle.reader import BundleReader
+from ..bundle.writer import BundleWriter
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
@@ -186,7 +189,6 @@ def write(
     The model's own values first (small: counters, what the policy left alone), then the
     source's, streamed in the object graph's key order with the next read meanwhile.
     """
-    from ..bundle.writer import BundleWriter
 
     done = Streamed(graph=graph)
     streamed = [(key, target, name) for key, target, name in keys if name is not None]
@@ -243,9 +245,6 @@ def verify(streamed: Streamed, prefix: str) -> None:
     0.12 s for the same bytes in ``tf1`` (docs/performance.md).
     """
     import tensorflow as tf
-
-    from ..bundle.crc import unmask_crc
-    from ..bundle.reader import BundleReader
 
     reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # load_checkpoint's reader
     shapes = reader.get_variable_to_shape_map()
