@@ -87,7 +87,10 @@ def _value(target: Any) -> np.ndarray:
         v = parts[0].variable
         if v.dtype.name == "string":
             return v.numpy()
-        return np.asarray(v.read_value())  # the variable's buffer; .numpy() would copy it
+        value = v.read_value()
+        if not value.shape.rank:  # TF's __array__ of a bfloat16 scalar gives no array
+            return np.asarray(value.numpy())
+        return np.asarray(value)  # the variable's buffer; .numpy() would copy it
     full = np.empty(target.shape, dtype=parts[0].variable.numpy().dtype)
     for p in parts:
         full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (

@@ -57,6 +57,7 @@ def _keras_bf16():
     class Half(keras.layers.Layer):
         def build(self, _):
             self.w = self.add_weight(name="w", shape=(3, 5), dtype="bfloat16")
+            self.scale = self.add_weight(name="scale", shape=(), dtype="bfloat16")
 
         def call(self, x):
             return x
