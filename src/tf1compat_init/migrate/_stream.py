@@ -119,10 +119,9 @@ def prefetched(
     whole, a numpy array; one larger than the window is read alone. Each value must be
     used up (a :class:`Chunks` iterated to its end) and dropped before the next is asked
     for. A read error surfaces at the tensor it belongs to; closing the iterator early
-    (an error while writing) stops the reading thread. ``names`` is iterated by the reading
-    thread, as it goes: it may be a generator that waits for the next name (the ``keras``
-    output's walk reserving datasets), and the values end when it ends.
+    (an error while writing) stops the reading thread.
     """
+    order = list(names)
     items: deque[tuple[str, Any, int]] = deque()
     cond = threading.Condition()
     state = {"ahead": 0, "stop": False}
@@ -140,7 +139,7 @@ def prefetched(
 
     def produce() -> None:
         try:
-            for name in names:
+            for name in order:
                 raw = _raw_source(view, name)
                 if raw is None:
                     size = view.nbytes(name)
@@ -160,7 +159,6 @@ def prefetched(
                         return
                 if not put("end", name, 0):
                     return
-            put("done", None, 0)
         except BaseException as e:  # delivered to the consumer, in order
             put("error", e, 0)
 
@@ -183,10 +181,8 @@ def prefetched(
     thread = threading.Thread(target=produce, name="tf1compat-migrate-read", daemon=True)
     thread.start()
     try:
-        while True:
+        for _ in order:
             kind, data = pull()
-            if kind == "done":
-                return
             if kind == "tensor":
                 name, value = data
                 del data

@@ -95,32 +95,6 @@ def test_read_ahead_keeps_order_and_stays_in_its_window():
     assert view.peak >= 30  # it did read ahead
 
 
-def test_read_ahead_follows_names_as_they_come_and_ends_with_them():
-    """The names may be a generator that waits for the next one (the keras output's walk
-    reserving datasets): each value comes once its name does, and the values end when
-    the names end."""
-    import queue
-
-    sizes = {f"t{i}": 10 for i in range(6)}
-    view = _SlowView(sizes)
-    fed: queue.Queue = queue.Queue()
-
-    def names():
-        while (name := fed.get()) is not None:
-            yield name
-
-    values = _stream.prefetched(view, names(), window=50)
-    seen = []
-    for i, name in enumerate(sizes):
-        fed.put(name)
-        got, value = next(values)
-        assert got == value == name and view.order == list(sizes)[: i + 1]
-        seen.append(got)
-        view.release(name)
-    fed.put(None)
-    assert list(values) == [] and seen == list(sizes)
-
-
 def test_a_read_error_surfaces_at_its_tensor_and_stops_the_reading():
     Info = namedtuple("Info", "n")
 

@@ -232,15 +232,15 @@ def _caught_after_fill(monkeypatch, src, tmp_path, factory, edit, match):
     after the streamed values are written must fail with ``match``, nothing installed."""
     import h5py
 
-    real = _keras_stream._Filler.finish
+    real = _keras_stream._fill
 
-    def fill_then_edit(filler):
-        done = real(filler)
-        with h5py.File(filler.path, "r+") as f:
+    def fill_then_edit(reserved, progress):
+        done = real(reserved, progress)
+        with h5py.File(reserved.path, "r+") as f:
             edit(f, done.datasets)
         return done
 
-    monkeypatch.setattr(_keras_stream._Filler, "finish", fill_then_edit)
+    monkeypatch.setattr(_keras_stream, "_fill", fill_then_edit)
     out = tmp_path / "out" / "m.weights.h5"
     with pytest.raises(CheckpointCorruptError, match=match):
         migrate(src, out, format="keras", model=factory)
@@ -313,57 +313,6 @@ def test_keras_read_back_reads_each_dataset_once_at_its_offset(tmp_path, monkeyp
     assert captured["datasets"] and sorted(seen) == captured["storage"]
     assert len(buffers) == len({t for t, _ in buffers}) <= 2
     assert _stream.range_crc is real
-
-
-def test_keras_datasets_are_filled_while_the_walk_goes_on(tmp_path, monkeypatch):
-    """The walk (Python) and the filling (the disk) overlap: a dataset's bytes are written
-    by the filling thread before the walk has reserved the last dataset."""
-    import threading
-
-    src, values = _source(tmp_path, _keras)
-    first_put, waited, threads = threading.Event(), [], set()
-    real_put, real_reserve = _keras_stream._Filler._put, _keras_stream._Filler.reserve
-
-    def put(self, *args):
-        crc = real_put(self, *args)
-        threads.add(threading.current_thread().name)
-        first_put.set()
-        return crc
-
-    def reserve(self, *args):
-        real_reserve(self, *args)
-        if len(self.done.datasets) == len(self.loaded):  # the walk's last reservation
-            waited.append(first_put.wait(timeout=60))
-
-    monkeypatch.setattr(_keras_stream._Filler, "_put", put)
-    monkeypatch.setattr(_keras_stream._Filler, "reserve", reserve)
-    out = tmp_path / "out" / "m.weights.h5"
-    migrate(src, out, format="keras", model=_keras)
-    assert waited == [True] and threads == {"tf1compat-migrate-fill"}
-    fresh = _keras()
-    fresh.load_weights(str(out))
-    for name, t in target_variables(fresh).items():
-        assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
-
-
-def test_keras_walk_that_fails_stops_the_filling(tmp_path, monkeypatch):
-    """A walk that fails half-way: its error, the filling thread stopped, nothing installed."""
-    import threading
-
-    src, _ = _source(tmp_path, _keras)
-    real_reserve = _keras_stream._Filler.reserve
-
-    def reserve(self, *args):
-        if len(self.done.datasets) == 2:
-            raise RuntimeError("a layer failed to save")
-        real_reserve(self, *args)
-
-    monkeypatch.setattr(_keras_stream._Filler, "reserve", reserve)
-    out = tmp_path / "out" / "m.weights.h5"
-    with pytest.raises(RuntimeError, match="a layer failed to save"):
-        migrate(src, out, format="keras", model=_keras)
-    assert list(out.parent.iterdir()) == []
-    assert not [t for t in threading.enumerate() if t.name.startswith("tf1compat-migrate")]
 
 
 @pytest.mark.parametrize("fmt", ["tf2", "keras"])
