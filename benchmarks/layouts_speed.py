@@ -549,7 +549,10 @@ def migrate_child(
     import tensorflow as tf
     from restore_speed import peak_extra_memory
 
+    t0 = time.perf_counter()
     from tf1compat_init.migrate import migrate
+
+    import_s = time.perf_counter() - t0  # untimed below: recorded, for the first call's share
 
     fmt, _ours = MIGRATE[kind]
     if fmt in ("keras", "tf2"):
@@ -562,7 +565,7 @@ def migrate_child(
         fmt, "model.ckpt"
     )
     tensors = tensors_of(layout, bert_layers)
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"import_s": import_s}
     model = None
     table_path = workdir / f"{Path(prefix).parent.name}_keras_table.json"
     if fmt in ("keras", "tf2"):  # built before the start, by both ways: counted once, untimed
