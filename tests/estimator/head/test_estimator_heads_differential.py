@@ -12,7 +12,12 @@ the error type and text for bad arguments, labels, weights and train-op argument
 The real heads must also reproduce the committed golden file that the TF 2.21 leg
 checks ours against (tests/golden/estimator_heads_tf215.json).
 
-Tolerance: ``rtol=1e-6`` (measured: the same bits everywhere).
+Tolerance: ``rtol=1e-6`` between ours and the real heads in one process (measured: the
+same bits everywhere). Against the golden file, written on another machine, ``rtol=1e-5``:
+TensorFlow's own float32 kernels depend on the CPU, and on a Xeon with AVX-512 and AMX the
+real TF 2.15 heads' logits differ from the file by up to 1.24e-6 relative (four graph
+cases: ``multi_rank1_sum``, ``multi_vocab``, ``multilabel_dense``,
+``multilabel_sparse_vocab``), about ten float32 ulps.
 """
 
 import json
@@ -30,6 +35,7 @@ from support import estimator_heads as heads  # noqa: E402
 import tf1compat_init.estimator as ours  # noqa: E402
 
 RTOL = 1e-6
+RTOL_GOLDEN = 1e-5  # the golden file came from another CPU (see the docstring)
 # Train with each training path, evaluate, predict; those with an export also serve. The
 # slow ones (not in CI, to keep this file's time down) are covered in CI by the heads
 # alone below and, for ours, by the TF 2.21 leg's comparison with the golden file.
@@ -117,7 +123,9 @@ def test_evaluate_keys_are_tf_estimator_heads_keys(estimator_runs):
 def test_real_heads_reproduce_the_golden_file(estimator_runs):
     ref = golden()
     assert ref["tf_version"] == tf.__version__
-    heads.assert_tree_close(estimator_runs["real"], ref["runs"][estimator_runs["name"]], RTOL)
+    heads.assert_tree_close(
+        estimator_runs["real"], ref["runs"][estimator_runs["name"]], RTOL_GOLDEN
+    )
 
 
 @pytest.mark.slow
@@ -130,7 +138,7 @@ def test_real_heads_reproduce_the_golden_file(estimator_runs):
 def test_same_estimator_run_other_configs(name, tmp_path):
     real = heads.run(tf.estimator, name, str(tmp_path / "real"))
     heads.assert_tree_close(heads.run(ours, name, str(tmp_path / "ours")), real, RTOL)
-    heads.assert_tree_close(real, golden()["runs"][name], RTOL)
+    heads.assert_tree_close(real, golden()["runs"][name], RTOL_GOLDEN)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +151,7 @@ def test_same_estimator_run_other_configs(name, tmp_path):
 def test_same_loss_predictions_and_metrics_of_a_head_alone(name):
     real = heads.graph_case(tf.estimator, name)
     heads.assert_tree_close(heads.graph_case(ours, name), real, RTOL)
-    heads.assert_tree_close(real, golden()["graph"][name], RTOL)
+    heads.assert_tree_close(real, golden()["graph"][name], RTOL_GOLDEN)
 
 
 @pytest.mark.parametrize("name", list(heads.ERROR_CASES))
