@@ -247,6 +247,35 @@ def _caught_after_fill(monkeypatch, src, tmp_path, factory, edit, match):
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.parametrize("factory", [_keras, pytest.param(_keras_bf16, marks=keras3_only)])
+def test_keras_scalar_weight_is_written_in_the_walk_and_read_back(factory, tmp_path, monkeypatch):
+    """HDF5 gives a scalar dataset no storage until it is written (the fill used to find 0
+    bytes there and fail): the walk writes its value, the read-back checks it like any
+    other dataset, and a changed scalar is caught before install."""
+    from tf1compat_init.migrate import _model
+
+    src, values = _source(tmp_path, factory)
+    scalars = {n for n, v in values.items() if v.shape == ()}
+    assert scalars
+    monkeypatch.setattr(_tf2_stream, "RELOAD_LIMIT", 0)  # only the read-back checks
+    monkeypatch.setattr(_model, "verify", lambda *a: None)
+    out = tmp_path / "ok" / "m.weights.h5"
+    assert scalars <= set(migrate(src, out, format="keras", model=factory).tensors)
+    fresh = factory()
+    fresh.load_weights(str(out))
+    for name in scalars:
+        got = target_variables(fresh)[name].parts[0].variable.numpy()
+        assert got.tobytes() == values[name].tobytes(), name
+
+    def change_a_scalar(f, datasets):
+        ds = next(f[n] for n, t in datasets if t in scalars)
+        flipped = bytearray(np.asarray(ds[()]).tobytes())  # bfloat16 reads as raw V2
+        flipped[0] ^= 1
+        ds[()] = np.frombuffer(bytes(flipped), ds.dtype).reshape(())
+
+    _caught_after_fill(monkeypatch, src, tmp_path, factory, change_a_scalar, "differs from source")
+
+
 @keras3_only
 @pytest.mark.parametrize("change", ["chunked", "untagged"])
 def test_keras_dataset_stored_otherwise_than_reserved_is_caught(tmp_path, monkeypatch, change):
