@@ -29,7 +29,7 @@ from ..engine.reading.reader import CheckpointInfo, open_checkpoint
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, CheckpointMismatchError
 from ._stream import value_crc
-from ._tf2_stream import root_of
+from ._tf2_stream import as_array, root_of
 
 __all__ = ["Written", "build", "check", "prebuild", "verify", "write"]
 
@@ -87,10 +87,7 @@ def _value(target: Any) -> np.ndarray:
         v = parts[0].variable
         if v.dtype.name == "string":
             return v.numpy()
-        value = v.read_value()
-        if not value.shape.rank:  # TF's __array__ of a bfloat16 scalar gives no array
-            return np.asarray(value.numpy())
-        return np.asarray(value)  # the variable's buffer; .numpy() would copy it
+        return as_array(v.read_value())
     full = np.empty(target.shape, dtype=parts[0].variable.numpy().dtype)
     for p in parts:
         full[tuple(slice(o, o + s) for o, s in zip(p.offset, p.shape, strict=True))] = (

@@ -25,7 +25,6 @@ def write(view: NamedView, prefix: str, progress: Progress | None) -> int:
     Each tensor's CRC32C is computed from the bytes as they are written and recorded in
     the index; the next one is read meanwhile (:func:`~._stream.prefetched`).
     """
-
     total = sum(view.nbytes(n) for n in view.variables)
     done = 0
     with BundleWriter(prefix, index_path=prefix + PENDING_INDEX, sync=False) as writer:

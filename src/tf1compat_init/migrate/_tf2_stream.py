@@ -134,7 +134,16 @@ def _model_value(value: Any) -> np.ndarray:
     if getattr(dtype, "name", None) == "string" or isinstance(tensor, bytes | str):
         raw = tensor.numpy() if hasattr(tensor, "numpy") else tensor
         return np.asarray(raw, dtype=object)
-    return np.asarray(tensor)  # the tensor's buffer; .numpy() would copy it
+    return as_array(tensor)
+
+
+def as_array(tensor: Any) -> np.ndarray:
+    """A fixed-width eager tensor's value as numpy: its buffer where TensorFlow gives it
+    (``.numpy()`` would copy), else a copy. TF's ``__array__`` of a bfloat16 scalar gives
+    no array (``object __array__ method not producing an array``)."""
+    if getattr(getattr(tensor, "shape", None), "rank", None) == 0:
+        return np.asarray(tensor.numpy())
+    return np.asarray(tensor)
 
 
 def streamed_variables(
@@ -189,7 +198,6 @@ def write(
     The model's own values first (small: counters, what the policy left alone), then the
     source's, streamed in the object graph's key order with the next read meanwhile.
     """
-
     done = Streamed(graph=graph)
     streamed = [(key, target, name) for key, target, name in keys if name is not None]
     total = sum(view.nbytes(name) for _, _, name in streamed)

@@ -170,6 +170,27 @@ def test_keras_streamed_is_what_save_weights_writes(factory, tmp_path, monkeypat
         assert t.parts[0].variable.numpy().tobytes() == values[name].tobytes(), name
 
 
+class _OwnScalar(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(tf.zeros([2, 3]))
+        self.gain = tf.Variable(tf.constant(1.5, tf.bfloat16))  # not in the source
+
+
+def test_tf2_keeps_a_bfloat16_scalar_the_source_lacks(tmp_path):
+    """The model's own values go into the output as TensorFlow saves them; TF's
+    ``__array__`` of a bfloat16 scalar gives no array, and that once failed the migrate."""
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    src = write_checkpoint(tmp_path / "src" / "ckpt", {"w": w})
+    out = tmp_path / "out" / "ckpt"
+    migrate(src, out, format="tf2", model=_OwnScalar, on_missing="warn")
+    fresh = _OwnScalar()
+    fresh.gain.assign(tf.constant(0.0, tf.bfloat16))
+    tf.train.Checkpoint(model=fresh).restore(str(out)).assert_consumed()
+    assert fresh.w.numpy().tobytes() == w.tobytes()
+    assert float(fresh.gain.numpy()) == 1.5
+
+
 def test_tf2_big_model_is_verified_tensor_by_tensor(tmp_path, monkeypatch):
     """Above RELOAD_LIMIT, no Checkpoint.read (it would hold the model twice): each key's
     bytes are read back in chunks against their CRC32C; a byte changed in the data file is
