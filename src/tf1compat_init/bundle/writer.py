@@ -311,8 +311,9 @@ class BundleWriter:
         if key in self._entries:
             raise ValueError(f"duplicate checkpoint key {key!r}")
 
-    def add(self, key: str, value: Any, dtype: str | None = None) -> None:
-        """Appends one tensor.
+    def add(self, key: str, value: Any, dtype: str | None = None) -> int:
+        """Appends one tensor; returns the CRC32C recorded for it (of its stored bytes,
+        for a fixed-width tensor).
 
         Args:
             key: the checkpoint key (unique in this bundle).
@@ -355,6 +356,7 @@ class BundleWriter:
             crc = crc32c(flat)
         self._size += size
         self._entries[key] = _Written(number, shape, offset, size, mask_crc(crc))
+        return crc
 
     def add_raw(
         self,
@@ -401,6 +403,10 @@ class BundleWriter:
         self._size += size
         self._entries[key] = _Written(number, shape, offset, size, mask_crc(crc))
         return crc
+
+    def flush(self) -> None:
+        """Hands the data shard's buffered bytes to the operating system (no ``fsync``)."""
+        self._file.flush()
 
     def finish(self) -> None:
         """Flushes the data shard to disk and writes the index (after it, not before)."""

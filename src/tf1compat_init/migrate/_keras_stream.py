@@ -44,6 +44,7 @@ from ..bundle.dtypes import numpy_dtype
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
+from ._behind import for_output
 from ._stream import Chunks, check_in_threads, prefetched, range_crc, value_crc, write_value
 from ._tf2_stream import Streamed, Unstreamable, streamed_variables, variable_of
 
@@ -320,7 +321,8 @@ class _Reservations:
 
 def _fill(reserved: _Reservations, progress: Progress | None) -> Streamed:
     """Streams each reserved dataset's source bytes into its storage in the closed file
-    (not synced yet), their CRC32C recorded as written; returns what was written."""
+    (not synced yet), their CRC32C recorded as written; returns what was written. An
+    output too large for the page cache is read back as it is written (:mod:`._behind`)."""
     view, done = reserved.view, reserved.done
     todo = [(n, t) for n, t in done.datasets if t not in done.by_target]
     names = [reserved.loaded[t] for _, t in todo]
@@ -328,6 +330,7 @@ def _fill(reserved: _Reservations, progress: Progress | None) -> Streamed:
     if progress:
         progress(0, total, "")
     written = total - sum(view.nbytes(n) for n in names)  # the walk wrote the scalars
+    behind = done.behind = for_output(reserved.path, total)
     fd = os.open(reserved.path, os.O_WRONLY)
     writeback = _storage.Writeback(fd)
     try:
@@ -346,9 +349,13 @@ def _fill(reserved: _Reservations, progress: Progress | None) -> Streamed:
                 )
             done.by_target[target] = crc
             del value  # before the next is read: two large tensors are never held at once
+            if behind is not None:
+                behind.wrote(dataset, offset, pos, crc)
             written += view.nbytes(name)
             if progress:
                 progress(written, total, name)
+        if behind is not None:
+            behind.finish()
     finally:
         os.close(fd)
     return done
@@ -390,8 +397,13 @@ def verify(streamed: Streamed, path: str) -> None:
 
         def check(name: str, buf: bytearray) -> None:
             offset, size = streamed.layouts[name][:2]
-            crc, n = range_crc(f, offset, offset + size, buf, pread)
             target = target_of[name]
+            if streamed.behind is not None and name in streamed.behind.checked:
+                # read back as it was written; its storage is the reserved one (above)
+                crc = streamed.by_target[target]
+                streamed.behind.expect(name, offset, offset + size, crc, repr(target))
+                return
+            crc, n = range_crc(f, offset, offset + size, buf, pread)
             if n != size or crc != streamed.by_target[target]:
                 raise CheckpointCorruptError(
                     f"{target!r} of the file read back from the output differs from source "

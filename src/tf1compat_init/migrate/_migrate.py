@@ -14,7 +14,7 @@ from ..bundle import storage as _storage
 from ..engine.basics.tensor_bytes import Progress, human
 from ..engine.planning.policy import UNSET, RestorePolicy
 from ..engine.planning.preamble import prepare
-from . import _destination, _lock, _model, _safetensors, _stream, _tf1
+from . import _behind, _destination, _lock, _model, _safetensors, _stream, _tf1
 from ._loaders import load_factory
 from ._rename import rename_checkpoint
 
@@ -229,16 +229,18 @@ def migrate(
             report = None
             with _stream.disk_full_as_error(dst, needed):
                 if format == "tf1":
-                    nbytes = _tf1.write(view, tmp_out, progress)
+                    behind = _behind.for_output(_tf1.data_path(tmp_out), needed)
+                    nbytes = _tf1.write(view, tmp_out, progress, behind)
                     _stream.synced_while(
-                        _stream.output_files(tmp_out), lambda: _tf1.verify(view, tmp_out)
+                        _stream.output_files(tmp_out), lambda: _tf1.verify(view, tmp_out, behind)
                     )
                     tensors = dict(view.source_names)
                 elif format == "safetensors":
-                    crcs = _safetensors.write(view, tmp_out, progress)
+                    behind = _behind.for_output(tmp_out, needed)
+                    crcs = _safetensors.write(view, tmp_out, progress, behind)
                     _stream.synced_while(
                         _stream.output_files(tmp_out),
-                        lambda: _safetensors.verify(view, tmp_out, crcs),
+                        lambda: _safetensors.verify(view, tmp_out, crcs, behind),
                     )
                     nbytes = needed
                     tensors = dict(view.source_names)

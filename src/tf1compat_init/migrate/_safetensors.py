@@ -12,6 +12,7 @@ from ..bundle import storage as _storage
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
+from ._behind import Behind
 from ._stream import check_in_threads, prefetched, range_crc, write_value
 
 __all__ = ["DTYPES", "check_writable", "verify", "write"]
@@ -68,17 +69,23 @@ def _header(view: NamedView) -> tuple[bytes, dict[str, tuple[int, int]]]:
     return raw, offsets
 
 
-def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, int]:
+def write(
+    view: NamedView, path: str, progress: Progress | None, behind: Behind | None = None
+) -> dict[str, int]:
     """Writes ``path`` one tensor at a time, not yet synced (the caller syncs it while
     :func:`verify` reads it back); returns each tensor's CRC32C as written.
 
     The next tensor is read while this one is written (:func:`~._stream.prefetched`).
+    With ``behind``, each is read back as the writing goes on (:mod:`._behind`).
     """
     header, offsets = _header(view)
+    base = 8 + len(header)
     total = sum(e - b for b, e in offsets.values())
     done = 0
     crcs = {}
     with _storage.open_exclusive(path) as f:
+        if behind is not None:
+            behind.flush = f.flush
         f.write(len(header).to_bytes(8, "little"))
         f.write(header)
         for name, value in prefetched(view, view.variables):
@@ -95,18 +102,24 @@ def write(view: NamedView, path: str, progress: Progress | None) -> dict[str, in
             crcs[name] = crc
             done += size
             del value  # before the next is read: two large tensors are never held at once
+            if behind is not None:
+                begin, end = offsets[name]
+                behind.wrote(name, base + begin, base + end, crc)
             if progress:
                 progress(done, total, name)
         f.flush()
+        if behind is not None:
+            behind.finish()
     return crcs
 
 
-def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
+def verify(view: NamedView, path: str, crcs: dict[str, int], behind: Behind | None = None) -> None:
     """Reads ``path`` back once; raises ``CheckpointCorruptError`` unless it holds the view.
 
     Names, dtypes, shapes and offsets must be the view's, and each tensor's bytes must have
     the CRC32C recorded as it was written (``crcs``); the source is not read again. A
-    local file is read by two threads (:func:`~._stream.check_in_threads`).
+    local file is read by two threads (:func:`~._stream.check_in_threads`); a tensor that
+    ``behind`` read back already must be at the header's offsets, with that CRC32C.
     """
     want, _ = _header(view)
     remote = _storage.is_url(path)
@@ -127,6 +140,9 @@ def verify(view: NamedView, path: str, crcs: dict[str, int]) -> None:
 
         def check(name: str, buf: bytearray) -> None:
             begin, end = header[name]["data_offsets"]
+            if behind is not None:
+                behind.expect(name, base + begin, base + end, crcs[name])
+                return
             crc, n = range_crc(f, base + begin, base + end, buf, pread)
             if n != end - begin or crc != crcs[name]:
                 raise CheckpointCorruptError(f"{name!r} reads back different from the source")

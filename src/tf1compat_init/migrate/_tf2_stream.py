@@ -36,6 +36,7 @@ from ..bundle.writer import BundleWriter
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
+from ._behind import for_output
 from ._stream import Chunks, check_in_threads, prefetched, value_crc
 
 __all__ = [
@@ -75,6 +76,7 @@ class Streamed:
     targets: dict[str, str] = field(default_factory=dict)  # key -> target, if streamed
     datasets: list[tuple[str, str]] = field(default_factory=list)  # keras: (path, target)
     layouts: dict[str, tuple] = field(default_factory=dict)  # keras: path -> storage
+    behind: Any = None  # the _behind.Behind that read it back as it was written, if one did
 
 
 def root_of(model: Any) -> Any:
@@ -196,7 +198,8 @@ def write(
     """Writes the bundle at ``prefix`` (its ``.index`` last); returns what it wrote.
 
     The model's own values first (small: counters, what the policy left alone), then the
-    source's, streamed in the object graph's key order with the next read meanwhile.
+    source's, streamed in the object graph's key order with the next read meanwhile. An
+    output too large for the page cache is read back as it is written (:mod:`._behind`).
     """
     done = Streamed(graph=graph)
     streamed = [(key, target, name) for key, target, name in keys if name is not None]
@@ -204,13 +207,19 @@ def write(
     if progress:
         progress(0, total, "")
     with BundleWriter(prefix, sync=False) as writer:  # synced while it is read back
+        behind = done.behind = for_output(writer.data_path, total)
+        if behind is not None:
+            behind.flush = writer.flush
         for key, value, name in keys:
             if name is not None:
                 continue
             arr = _model_value(value)
             dtype = getattr(value, "dtype", None)
             dtype = dtype.name if dtype is not None else None
-            writer.add(key, arr, "string" if arr.dtype.hasobject else dtype)
+            begin = writer.bytes_written
+            crc = writer.add(key, arr, "string" if arr.dtype.hasobject else dtype)
+            if behind is not None and not arr.dtype.hasobject:
+                behind.wrote(key, begin, writer.bytes_written, crc)
             done.crcs[key] = value_crc(arr)
             done.dtypes[key] = "string" if arr.dtype.hasobject else str(dtype or arr.dtype)
             done.shapes[key] = tuple(arr.shape)
@@ -224,18 +233,23 @@ def write(
             streamed, prefetched(view, [n for _, _, n in streamed]), strict=True
         ):
             info = view.variables[name]
+            begin = writer.bytes_written
             if isinstance(value, Chunks):
                 crc = writer.add_raw(key, info.dtype, info.shape, value, crc=lambda v=value: v.crc)
             else:
                 writer.add(key, value, info.dtype)
                 crc = value_crc(np.asarray(value))
             del value  # before the next is read: two large tensors are never held at once
+            if behind is not None and info.dtype != "string":
+                behind.wrote(key, begin, writer.bytes_written, crc)
             done.crcs[key], done.dtypes[key], done.shapes[key] = crc, info.dtype, info.shape
             done.by_target[target] = crc
             done.targets[key] = target
             written += view.nbytes(name)
             if progress:
                 progress(written, total, name)
+        if behind is not None:
+            behind.finish()
     return done
 
 
@@ -278,8 +292,14 @@ def verify(streamed: Streamed, prefix: str) -> None:
     bundle = BundleReader(prefix)
 
     def check(key: str, buf: bytearray) -> None:
-        if unmask_crc(bundle.entries[key].crc32c) != streamed.crcs[key]:
+        entry = bundle.entries[key]
+        if unmask_crc(entry.crc32c) != streamed.crcs[key]:
             _differs(streamed, key, ": its index holds another checksum")
+        if streamed.behind is not None:  # read back as it was written: the index must agree
+            label = f"{streamed.targets.get(key, key)!r} (key {key})"
+            end = entry.offset + entry.size
+            streamed.behind.expect(key, entry.offset, end, streamed.crcs[key], label)
+            return
         try:
             for _ in bundle.raw_chunks(key, len(buf), into=buf):
                 pass

@@ -222,7 +222,7 @@ def test_model_required_for_model_formats(small, tmp_path):
 def test_failed_verification_installs_nothing(small, tmp_path, monkeypatch):
     from tf1compat_init.migrate import _tf1
 
-    def corrupt(view, prefix):
+    def corrupt(view, prefix, behind=None):
         raise CheckpointCorruptError("'x' reads back different from the source")
 
     monkeypatch.setattr(_tf1, "verify", corrupt)

@@ -118,8 +118,8 @@ def test_bytes_changed_after_writing_are_caught_by_their_checksum(src, tmp_path,
     prefix, _ = src
     real_write = _safetensors.write
 
-    def write_then_flip(view, path, progress):
-        crcs = real_write(view, path, progress)
+    def write_then_flip(view, path, progress, behind=None):
+        crcs = real_write(view, path, progress, behind)
         with open(path, "r+b") as f:  # a bit flips on the way to the disk
             f.seek(-3, 2)
             b = f.read(1)
@@ -287,8 +287,8 @@ def test_tf1_bytes_changed_after_writing_are_caught_by_the_read_back(src, tmp_pa
 
     real_write = _tf1.write
 
-    def write_then_flip(view, out, progress):
-        n = real_write(view, out, progress)
+    def write_then_flip(view, out, progress, behind=None):
+        n = real_write(view, out, progress, behind)
         from tf1compat_init.bundle.reader import BundleReader
 
         entry = BundleReader(out, index_path=out + _tf1.PENDING_INDEX).entries["big"]

@@ -1,0 +1,188 @@
+"""migrate of an output the page cache cannot keep: each tensor read back right behind the writer.
+
+No TensorFlow: the ``tf1`` and ``safetensors`` outputs are written natively. The memory
+available is faked small (``_behind.memory_available``), so that a small checkpoint takes
+the path a 10 GiB one takes on a 24 GiB machine.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from support.bundles import write_checkpoint
+
+from tf1compat_init import CheckpointCorruptError
+from tf1compat_init.migrate import _behind, _stream, migrate
+
+pytestmark = pytest.mark.pure
+
+FORMATS = [("tf1", "m.ckpt"), ("safetensors", "m.safetensors")]
+
+
+@pytest.fixture
+def src(tmp_path):
+    rng = np.random.default_rng(1)
+    tensors = {f"layer_{i}/w": rng.standard_normal((64, 32)).astype(np.float32) for i in range(12)}
+    tensors["big"] = rng.standard_normal((512, 256)).astype(np.float32)  # 512 KiB
+    tensors["step"] = np.array(7, np.int64)
+    tensors["empty"] = np.zeros((0, 3), np.float32)
+    tensors["names"] = np.array([b"a", b"bc"], dtype=object)
+    return write_checkpoint(tmp_path / "src" / "model.ckpt", tensors), tensors
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """Memory too small for any source and output: every local output is read back behind;
+    batches and lag scaled down to the test's tensors. Returns the Behinds made."""
+    monkeypatch.setattr(_behind, "memory_available", lambda: 0)
+    monkeypatch.setattr(_behind, "BATCH", 16 << 10)
+    monkeypatch.setattr(_behind, "LAG", 32 << 10)
+    made = []
+    real = _behind.Behind.__init__
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(_behind.Behind, "__init__", init)
+    return made
+
+
+def _migrate(prefix, dst, fmt):
+    return migrate(prefix, dst, format=fmt, exclude=["^names$"] if fmt == "safetensors" else ())
+
+
+def _fixed(tensors):
+    return {k for k, v in tensors.items() if v.dtype != object}
+
+
+def test_only_an_output_too_large_for_the_memory_available_is_read_back_behind(monkeypatch):
+    monkeypatch.setattr(_behind, "memory_available", lambda: 1000)
+    assert _behind.for_output("/x/out.safetensors", 499) is None  # 998 bytes fit
+    assert isinstance(_behind.for_output("/x/out.safetensors", 501), _behind.Behind)
+    assert _behind.for_output("gs://bucket/out.safetensors", 10**12) is None  # a URL
+    monkeypatch.setattr(_behind, "memory_available", lambda: None)  # not said (not Linux)
+    assert _behind.for_output("/x/out.safetensors", 10**12) is None
+
+
+def test_memory_available_is_what_the_kernel_says():
+    got = _behind.memory_available()
+    if not os.path.exists("/proc/meminfo"):
+        assert got is None
+        return
+    with open("/proc/meminfo") as f:
+        line = next(x for x in f if x.startswith("MemAvailable:"))
+    assert abs(got - int(line.split()[1]) * 1024) < 1 << 30  # it moves, but not by a GiB
+
+
+@pytest.mark.parametrize("fmt,name", FORMATS)
+def test_behind_writes_the_same_output_and_reads_each_tensor_back_once(
+    src, tmp_path, monkeypatch, little_memory, fmt, name
+):
+    prefix, tensors = src
+    # The same migrate with memory to spare: the reference output.
+    with monkeypatch.context() as m:
+        m.setattr(_behind, "memory_available", lambda: 1 << 50)
+        plain = _migrate(prefix, tmp_path / "plain" / name, fmt)
+    assert little_memory == []
+    reads = []
+    real = _stream.range_crc
+
+    def counting(f, begin, end, buf, pread):
+        reads.append((begin, end))
+        return real(f, begin, end, buf, pread)
+
+    monkeypatch.setattr(_behind, "range_crc", counting)
+    monkeypatch.setattr(_stream, "range_crc", counting)
+    monkeypatch.setattr(f"tf1compat_init.migrate._{fmt}.range_crc", counting, raising=False)
+    behind = _migrate(prefix, tmp_path / "behind" / name, fmt)
+    [b] = little_memory
+    assert set(b.checked) == _fixed(tensors)
+    assert sorted(reads) == sorted((s, e) for s, e, _ in b.checked.values())  # once each
+    for a, z in zip(sorted(plain.files), sorted(behind.files), strict=True):
+        with open(a, "rb") as fa, open(z, "rb") as fz:
+            assert fa.read() == fz.read(), os.path.basename(z)
+
+
+@pytest.mark.parametrize("fmt,name", FORMATS)
+def test_a_byte_changed_before_its_read_back_is_caught(
+    src, tmp_path, monkeypatch, little_memory, fmt, name
+):
+    """A byte that differs on its way to the file is caught right behind the writer; the
+    temporary output is removed and nothing is installed."""
+    prefix, _ = src
+    real = _behind.Behind._catch_up
+
+    def flip_then_catch_up(self):
+        if self._queue and self.flush is not None:
+            self.flush()
+        for key, begin, _, _ in self._queue:
+            if key == "big":
+                with open(self.path, "r+b") as f:
+                    f.seek(begin + 100)
+                    b = f.read(1)
+                    f.seek(begin + 100)
+                    f.write(bytes([b[0] ^ 0x10]))
+        return real(self)
+
+    monkeypatch.setattr(_behind.Behind, "_catch_up", flip_then_catch_up)
+    dst = tmp_path / "out" / name
+    with pytest.raises(CheckpointCorruptError, match=r"'big' reads back different.*right after"):
+        _migrate(prefix, dst, fmt)
+    assert list(dst.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt,name", FORMATS)
+def test_an_output_that_disagrees_with_the_read_back_is_caught(
+    src, tmp_path, monkeypatch, little_memory, fmt, name
+):
+    """The index (tf1) or header (safetensors) must put each tensor where it was read back,
+    with that CRC32C: a record that differs fails the check at the end."""
+    prefix, _ = src
+    real = _behind.Behind.finish
+
+    def finish_then_forget(self):
+        real(self)
+        begin, end, crc = self.checked["big"]
+        self.checked["big"] = (begin, end, crc ^ 1)
+
+    monkeypatch.setattr(_behind.Behind, "finish", finish_then_forget)
+    dst = tmp_path / "out" / name
+    with pytest.raises(CheckpointCorruptError, match=r"'big' of the output .* not what was read"):
+        _migrate(prefix, dst, fmt)
+    assert list(dst.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt,name", FORMATS)
+def test_pages_are_let_go_only_after_their_read_back_and_a_lag(
+    src, tmp_path, monkeypatch, little_memory, fmt, name
+):
+    prefix, _ = src
+    order = []  # ("read", begin, end) / ("drop", begin, end), as they happen
+    real = _stream.range_crc
+
+    def reading(f, begin, end, buf, pread):
+        order.append(("read", begin, end))
+        return real(f, begin, end, buf, pread)
+
+    monkeypatch.setattr(_behind, "range_crc", reading)
+    monkeypatch.setattr(
+        os, "posix_fadvise", lambda fd, off, n, advice: order.append(("drop", off, off + n))
+    )
+    _migrate(prefix, tmp_path / "out" / name, fmt)
+    drops = [(b, e) for kind, b, e in order if kind == "drop"]
+    assert drops, "nothing was let go"
+    for at, (kind, begin, end) in enumerate(order):
+        if kind != "drop":
+            continue
+        read = order.index(("read", begin, end))  # raises if never read back
+        assert read < at
+        after = sum(e - b for k, b, e in order[read + 1 : at] if k == "read")
+        assert after >= _behind.LAG, (begin, end)  # LAG bytes read back since
+    reads = [(b, e) for kind, b, e in order if kind == "read"]
+    # Everything but the last LAG bytes read back is let go, in the order it was read.
+    assert drops == reads[: len(drops)]
+    held = sum(e - b for b, e in reads[len(drops) :])
+    assert held < _behind.LAG + max(e - b for b, e in reads)
