@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 
 import pytest
 
@@ -143,3 +144,17 @@ def test_start_writeback_works_on_a_real_file(tmp_path):
         f.flush()
         storage.start_writeback(f.fileno())  # Linux: sync_file_range; elsewhere nothing
     assert (tmp_path / "x").read_bytes() == b"x" * 4096
+
+
+def test_wait_written_waits_for_a_range_of_a_real_file(tmp_path):
+    """Linux: ``sync_file_range`` over the range, through any descriptor of the file (a
+    read-only one included), says it worked; elsewhere it cannot tell."""
+    path = tmp_path / "x"
+    with storage.open_exclusive(str(path)) as f:
+        f.write(b"x" * 8192)
+        f.flush()
+        with open(path, "rb") as r:
+            said = storage.wait_written(r.fileno(), 4096, 4096)
+        assert storage.wait_written(f.fileno(), 0, 0) is False  # nothing to wait for
+    assert said is (sys.platform.startswith("linux"))
+    assert path.read_bytes() == b"x" * 8192

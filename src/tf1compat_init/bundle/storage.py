@@ -286,12 +286,8 @@ WRITEBACK_EVERY = 64 << 20
 _sync_file_range: Any = None
 
 
-def start_writeback(fd: int) -> None:
-    """Asks the kernel to start writing ``fd``'s dirty pages to disk.
-
-    Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)`` over the whole file (it can block
-    while the disk's queue is full); nothing elsewhere (the final ``fsync`` does it all).
-    """
+def _libc_sync_file_range() -> Any:
+    """Linux's ``sync_file_range`` through ctypes (Python has no binding); ``False`` elsewhere."""
     global _sync_file_range
     if _sync_file_range is None:
         _sync_file_range = False
@@ -304,8 +300,30 @@ def start_writeback(fd: int) -> None:
             _sync_file_range = fn
         except (AttributeError, OSError, TypeError):  # not Linux (Windows: no CDLL(None))
             pass
-    if _sync_file_range:
-        _sync_file_range(fd, 0, 0, 2)  # the whole file; 2: SYNC_FILE_RANGE_WRITE
+    return _sync_file_range
+
+
+def start_writeback(fd: int) -> None:
+    """Asks the kernel to start writing ``fd``'s dirty pages to disk.
+
+    Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)`` over the whole file (it can block
+    while the disk's queue is full); nothing elsewhere (the final ``fsync`` does it all).
+    """
+    fn = _libc_sync_file_range()
+    if fn:
+        fn(fd, 0, 0, 2)  # the whole file; 2: SYNC_FILE_RANGE_WRITE
+
+
+def wait_written(fd: int, offset: int, nbytes: int) -> bool:
+    """Waits until the bytes ``[offset, offset + nbytes)`` of ``fd``'s file are on the disk
+    (writing those still dirty), so that their pages can be let go; ``False`` where it
+    cannot tell (not Linux). Linux's ``sync_file_range`` with ``WAIT_BEFORE | WRITE |
+    WAIT_AFTER``: the file's data only, not its metadata, and no disk cache flush (the
+    ``fsync`` before installing does those)."""
+    fn = _libc_sync_file_range()
+    if not fn or nbytes <= 0:
+        return False
+    return fn(fd, offset, nbytes, 7) == 0
 
 
 class Writeback:

@@ -338,9 +338,11 @@ def _fill(reserved: _Reservations, progress: Progress | None) -> Streamed:
             offset, size = done.layouts[dataset][:2]
             pos = offset
 
-            def put(piece: memoryview) -> None:
+            def put(piece: memoryview, start: int = offset) -> None:
                 nonlocal pos
                 pos = _storage.pwrite_all(fd, piece, pos, writeback)
+                if behind is not None:
+                    behind.piece(start, pos)
 
             crc = write_value(value if isinstance(value, Chunks) else np.asarray(value), put)
             if pos - offset != size:

@@ -91,10 +91,12 @@ def write(
         for name, value in prefetched(view, view.variables):
             size = 0
 
-            def put(piece: memoryview) -> None:
+            def put(piece: memoryview, start: int = base + offsets[name][0]) -> None:
                 nonlocal size
                 f.write(piece)
                 size += len(piece)
+                if behind is not None:
+                    behind.piece(start, start + size)
 
             crc = write_value(value, put)
             if size != offsets[name][1] - offsets[name][0]:

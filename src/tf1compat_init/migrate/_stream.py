@@ -260,13 +260,16 @@ def check_in_threads(
         raise min(failed, key=lambda f: f[0])[1]
 
 
-def range_crc(f: Any, begin: int, end: int, buf: bytearray, pread: bool) -> tuple[int, int]:
-    """``(CRC32C, bytes read)`` of the open file ``f``'s bytes ``[begin, end)``, read into
-    ``buf`` a chunk at a time (memory: one buffer). With ``pread`` (``os.preadv`` at an
-    offset: threads may share ``f``), else through ``f``'s own position (one thread only).
-    Fewer bytes than asked means the file ended early."""
+def range_crc(
+    f: Any, begin: int, end: int, buf: bytearray, pread: bool, crc: int = 0
+) -> tuple[int, int]:
+    """``(CRC32C, bytes read)`` of the open file ``f``'s bytes ``[begin, end)`` (going on
+    from ``crc``, that of the bytes before them), read into ``buf`` a chunk at a time
+    (memory: one buffer). With ``pread`` (``os.preadv`` at an offset: threads may share
+    ``f``), else through ``f``'s own position (one thread only). Fewer bytes than asked
+    means the file ended early."""
     mv = memoryview(buf)
-    crc, pos = 0, begin
+    pos = begin
     while pos < end:
         want = mv[: min(len(buf), end - pos)]
         if pread:

@@ -44,8 +44,9 @@ def write(
         for name, value in prefetched(view, view.variables):
             begin = writer.bytes_written
             if isinstance(value, Chunks):
+                pieces = value if behind is None else behind.pieces(value, begin)
                 crc = writer.add_raw(
-                    name, value.dtype, value.shape, value, crc=lambda v=value: v.crc
+                    name, value.dtype, value.shape, pieces, crc=lambda v=value: v.crc
                 )
             else:
                 crc = writer.add(name, value, view.variables[name].dtype)

@@ -235,7 +235,8 @@ def write(
             info = view.variables[name]
             begin = writer.bytes_written
             if isinstance(value, Chunks):
-                crc = writer.add_raw(key, info.dtype, info.shape, value, crc=lambda v=value: v.crc)
+                pieces = value if behind is None else behind.pieces(value, begin)
+                crc = writer.add_raw(key, info.dtype, info.shape, pieces, crc=lambda v=value: v.crc)
             else:
                 writer.add(key, value, info.dtype)
                 crc = value_crc(np.asarray(value))

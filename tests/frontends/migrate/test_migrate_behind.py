@@ -7,6 +7,8 @@ the path a 10 GiB one takes on a 24 GiB machine.
 
 from __future__ import annotations
 
+import importlib
+import itertools
 import os
 
 import numpy as np
@@ -77,9 +79,25 @@ def test_memory_available_is_what_the_kernel_says():
     assert abs(got - int(line.split()[1]) * 1024) < 1 << 30  # it moves, but not by a GiB
 
 
+def _small_chunks(monkeypatch, fmt, chunk):
+    """The format's writer gets the source in ``chunk``-sized pieces (8 MiB by default)."""
+    module = importlib.import_module(f"tf1compat_init.migrate._{fmt}")
+    real = _stream.prefetched
+    monkeypatch.setattr(module, "prefetched", lambda view, names: real(view, names, chunk=chunk))
+
+
+def _coverage(ranges):
+    """The ranges sorted, checked not to overlap."""
+    out = sorted(ranges)
+    for (_, end), (begin, _) in itertools.pairwise(out):
+        assert end <= begin, "a byte was read back twice"
+    return out
+
+
+@pytest.mark.parametrize("chunk", [None, 4096])
 @pytest.mark.parametrize("fmt,name", FORMATS)
-def test_behind_writes_the_same_output_and_reads_each_tensor_back_once(
-    src, tmp_path, monkeypatch, little_memory, fmt, name
+def test_behind_writes_the_same_output_and_reads_each_byte_back_once(
+    src, tmp_path, monkeypatch, little_memory, fmt, name, chunk
 ):
     prefix, tensors = src
     # The same migrate with memory to spare: the reference output.
@@ -87,12 +105,14 @@ def test_behind_writes_the_same_output_and_reads_each_tensor_back_once(
         m.setattr(_behind, "memory_available", lambda: 1 << 50)
         plain = _migrate(prefix, tmp_path / "plain" / name, fmt)
     assert little_memory == []
+    if chunk:
+        _small_chunks(monkeypatch, fmt, chunk)
     reads = []
     real = _stream.range_crc
 
-    def counting(f, begin, end, buf, pread):
+    def counting(f, begin, end, buf, pread, crc=0):
         reads.append((begin, end))
-        return real(f, begin, end, buf, pread)
+        return real(f, begin, end, buf, pread, crc)
 
     monkeypatch.setattr(_behind, "range_crc", counting)
     monkeypatch.setattr(_stream, "range_crc", counting)
@@ -100,7 +120,13 @@ def test_behind_writes_the_same_output_and_reads_each_tensor_back_once(
     behind = _migrate(prefix, tmp_path / "behind" / name, fmt)
     [b] = little_memory
     assert set(b.checked) == _fixed(tensors)
-    assert sorted(reads) == sorted((s, e) for s, e, _ in b.checked.values())  # once each
+    got = _coverage(reads)
+    want = _coverage((s, e) for s, e, _ in b.checked.values())
+    assert sum(e - s for s, e in got) == sum(e - s for s, e in want)
+    assert {s for s, _ in want} <= {s for s, _ in got}
+    big = b.checked["big"]
+    pieces = [r for r in got if big[0] <= r[0] < big[1]]
+    assert len(pieces) == (1 if chunk is None else 512 * 1024 // (16 << 10))  # one per batch
     for a, z in zip(sorted(plain.files), sorted(behind.files), strict=True):
         with open(a, "rb") as fa, open(z, "rb") as fz:
             assert fa.read() == fz.read(), os.path.basename(z)
@@ -113,25 +139,25 @@ def test_a_byte_changed_before_its_read_back_is_caught(
     """A byte that differs on its way to the file is caught right behind the writer; the
     temporary output is removed and nothing is installed."""
     prefix, _ = src
-    real = _behind.Behind._catch_up
+    real = _stream.range_crc
+    flipped = []
 
-    def flip_then_catch_up(self):
-        if self._queue and self.flush is not None:
-            self.flush()
-        for key, begin, _, _ in self._queue:
-            if key == "big":
-                with open(self.path, "r+b") as f:
-                    f.seek(begin + 100)
-                    b = f.read(1)
-                    f.seek(begin + 100)
-                    f.write(bytes([b[0] ^ 0x10]))
-        return real(self)
+    def flip_then_read(f, begin, end, buf, pread, crc=0):
+        if end - begin >= 64 << 10 and not flipped:  # only 'big' is that large
+            at = begin + 100
+            with open(f.name, "r+b") as g:
+                g.seek(at)
+                b = g.read(1)
+                g.seek(at)
+                g.write(bytes([b[0] ^ 0x10]))
+            flipped.append(at)
+        return real(f, begin, end, buf, pread, crc)
 
-    monkeypatch.setattr(_behind.Behind, "_catch_up", flip_then_catch_up)
+    monkeypatch.setattr(_behind, "range_crc", flip_then_read)
     dst = tmp_path / "out" / name
     with pytest.raises(CheckpointCorruptError, match=r"'big' reads back different.*right after"):
         _migrate(prefix, dst, fmt)
-    assert list(dst.parent.iterdir()) == []
+    assert flipped and list(dst.parent.iterdir()) == []
 
 
 @pytest.mark.parametrize("fmt,name", FORMATS)
@@ -156,20 +182,23 @@ def test_an_output_that_disagrees_with_the_read_back_is_caught(
 
 
 @pytest.mark.parametrize("fmt,name", FORMATS)
-def test_pages_are_let_go_only_after_their_read_back_and_a_lag(
+def test_pages_are_let_go_only_on_disk_after_their_read_back_and_a_lag(
     src, tmp_path, monkeypatch, little_memory, fmt, name
 ):
     prefix, _ = src
     order = []  # ("read", begin, end) / ("drop", begin, end), as they happen
     real = _stream.range_crc
 
-    def reading(f, begin, end, buf, pread):
+    def reading(f, begin, end, buf, pread, crc=0):
         order.append(("read", begin, end))
-        return real(f, begin, end, buf, pread)
+        return real(f, begin, end, buf, pread, crc)
 
     monkeypatch.setattr(_behind, "range_crc", reading)
     monkeypatch.setattr(
         os, "posix_fadvise", lambda fd, off, n, advice: order.append(("drop", off, off + n))
+    )
+    monkeypatch.setattr(
+        _behind._storage, "wait_written", lambda fd, off, n: order.append(("wait", off, off + n))
     )
     _migrate(prefix, tmp_path / "out" / name, fmt)
     drops = [(b, e) for kind, b, e in order if kind == "drop"]
@@ -178,7 +207,7 @@ def test_pages_are_let_go_only_after_their_read_back_and_a_lag(
         if kind != "drop":
             continue
         read = order.index(("read", begin, end))  # raises if never read back
-        assert read < at
+        assert read < at and order[at - 1] == ("wait", begin, end)  # on the disk first
         after = sum(e - b for k, b, e in order[read + 1 : at] if k == "read")
         assert after >= _behind.LAG, (begin, end)  # LAG bytes read back since
     reads = [(b, e) for kind, b, e in order if kind == "read"]

@@ -40,7 +40,17 @@ def _keras():
     return keras_stream_check.build(tf.keras)
 
 
-CASES = [("tf2", _module, "ckpt"), ("keras", _keras, "m.weights.h5")]
+def _keras_wide():
+    keras = tf.keras
+    layers = [keras.layers.Dense(48, name="wide"), keras.layers.Dense(2, name="out")]
+    return keras.Sequential([keras.Input((64,), name="x"), *layers], name="wide_net")
+
+
+CASES = [
+    ("tf2", _module, "ckpt"),
+    ("keras", _keras, "m.weights.h5"),  # a scalar, written by Keras' walk
+    ("keras", _keras_wide, "m.weights.h5"),  # a 12 KiB kernel
+]
 
 
 def _source(tmp_path, factory):
@@ -77,22 +87,46 @@ def _files(result):
     return out
 
 
+@pytest.mark.parametrize("chunk", [None, 256])
 @pytest.mark.parametrize("fmt,factory,name", CASES)
 def test_behind_writes_the_same_output_and_it_loads(
-    tmp_path, monkeypatch, little_memory, fmt, factory, name
+    tmp_path, monkeypatch, little_memory, fmt, factory, name, chunk
 ):
+    """With ``chunk``, the source comes in such pieces, and a value larger than a batch
+    is read back in several, as it is written."""
+    from tf1compat_init.migrate import _keras_stream, _stream, _tf2_stream
+
     src = _source(tmp_path, factory)
     with monkeypatch.context() as m:
         m.setattr(_behind, "memory_available", lambda: 1 << 50)
         plain = migrate(src, tmp_path / "plain" / name, format=fmt, model=factory)
     assert little_memory == []
+    reads = []
+    real_crc, real_prefetched = _stream.range_crc, _stream.prefetched
+
+    def counting(f, begin, end, buf, pread, crc=0):
+        reads.append((begin, end))
+        return real_crc(f, begin, end, buf, pread, crc)
+
+    monkeypatch.setattr(_behind, "range_crc", counting)
+    if chunk:
+        module = _tf2_stream if fmt == "tf2" else _keras_stream
+        monkeypatch.setattr(module, "prefetched", lambda v, n: real_prefetched(v, n, chunk=chunk))
     got = migrate(src, tmp_path / "behind" / name, format=fmt, model=factory)
     [behind] = little_memory
+    begin, end, _ = max(behind.checked.values(), key=lambda r: r[1] - r[0])
+    pieces = [r for r in reads if begin <= r[0] < end]
+    if factory is not _keras:
+        assert end - begin > _behind.BATCH
+    if chunk and end - begin > _behind.BATCH:
+        assert len(pieces) > 1, (begin, end, reads)
+    else:
+        assert pieces == [(begin, end)]
     if fmt == "tf2":  # every key but the object graph (a string), model's own values too
         keys = set(tf.train.load_checkpoint(got.destination).get_variable_to_shape_map())
         assert set(behind.checked) == keys - {"_CHECKPOINTABLE_OBJECT_GRAPH"}
-    else:  # every streamed dataset but the scalar, which Keras' walk writes
-        assert len(behind.checked) == len(got.tensors) - 1
+    else:  # every streamed dataset but a scalar, which Keras' walk writes
+        assert len(behind.checked) == len(got.tensors) - (factory is _keras)
     assert _files(got) == _files(plain)
     model = factory()
     if fmt == "tf2":
@@ -110,24 +144,23 @@ def test_a_byte_changed_before_its_read_back_is_caught(
     tmp_path, monkeypatch, little_memory, fmt, factory, name
 ):
     src = _source(tmp_path, factory)
-    real = _behind.Behind._catch_up
+    from tf1compat_init.migrate import _stream
+
+    real = _stream.range_crc
     flipped = []
 
-    def flip_then_catch_up(self):
-        if self._queue and self.flush is not None:
-            self.flush()
-        for key, begin, end, _ in self._queue:
-            if end - begin >= 8 and not flipped:
-                at = (begin + end) // 2
-                with open(self.path, "r+b") as f:
-                    f.seek(at)
-                    b = f.read(1)
-                    f.seek(at)
-                    f.write(bytes([b[0] ^ 1]))
-                flipped.append(key)
-        return real(self)
+    def flip_then_read(f, begin, end, buf, pread, crc=0):
+        if end - begin >= 8 and not flipped:
+            at = (begin + end) // 2
+            with open(f.name, "r+b") as g:
+                g.seek(at)
+                b = g.read(1)
+                g.seek(at)
+                g.write(bytes([b[0] ^ 1]))
+            flipped.append(at)
+        return real(f, begin, end, buf, pread, crc)
 
-    monkeypatch.setattr(_behind.Behind, "_catch_up", flip_then_catch_up)
+    monkeypatch.setattr(_behind, "range_crc", flip_then_read)
     dst = tmp_path / "out" / name
     with pytest.raises(CheckpointCorruptError, match="reads back different.*right after"):
         migrate(src, dst, format=fmt, model=factory)
