@@ -280,8 +280,13 @@ def read_bytes(url: str) -> bytes:
 WRITE_CHUNK = 1 << 20
 
 
-#: Bytes written between two starts of the kernel's writeback (:class:`Writeback`).
-WRITEBACK_EVERY = 64 << 20
+#: Bytes written between two starts of the kernel's writeback (:class:`Writeback`). Each
+#: start can block while the disk takes what it was given; at 64 MiB that was 25-40% of the
+#: write loop's time on a small output (ResNet-50's 204 MB to ``tf1``: 0.17 s in all, 0.05 s
+#: of it in three starts), at 16 MiB 0.13-0.15 s; alternated runs, 16 against 64 MiB:
+#: GPT-2 0.24-0.25 against 0.25-0.26 s, BERT to ``keras`` 0.33 against 0.38-0.39 s, BERT + Adam
+#: (1.3 GB) to ``tf1`` 0.50-0.52 against 0.49-0.51 s (docs/performance.md).
+WRITEBACK_EVERY = 16 << 20
 
 _sync_file_range: Any = None
 

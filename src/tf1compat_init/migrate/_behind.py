@@ -11,18 +11,19 @@ passes over the disk instead of one (``vmstat``, docs/performance.md).
 
 For such an output (:func:`for_output`: the source and the output together larger than
 the memory available when the migrate starts), the bytes are read back a batch at a time
-(a writeback's worth, a large tensor in several) right behind the writer
-(:class:`Behind`): their pages are still cached, and each tensor's CRC32C is complete
-when its last byte is read back. Its place in the file and its CRC32C are recorded. Two
-writebacks after a batch is read back, once the disk has it (``sync_file_range``, which
-by then seldom waits: the kernel's writeback was started as it was written), its pages
-are let go (``posix_fadvise(DONTNEED)``), so that the output does not push the rest of
-the source out of the cache (10 GiB into ``tf2`` with the model built: 8.8 s before, 4.3 s
-with the source kept, docs/performance.md). The check at the end then reads the output's own index, header or datasets as before, and each tensor's
-place and CRC32C there must be the ones read back (:meth:`Behind.expect`), so an index
-that disagrees with the bytes is caught as before. What is no longer caught is a change
-made to a tensor's bytes after it was read back (by another program, or by a writer that
-writes past its own range): the writers write each range once, in order.
+(64 MiB, a large tensor in several) right behind the writer (:class:`Behind`): their pages
+are still cached, and each tensor's CRC32C is complete when its last byte is read back.
+Its place in the file and its CRC32C are recorded. 128 MiB after a batch is read back,
+once the disk has it (``sync_file_range``, which by then seldom waits: the kernel's
+writeback was started as it was written), its pages are let go
+(``posix_fadvise(DONTNEED)``), so that the output does not push the rest of the source out
+of the cache (10 GiB into ``tf2`` with the model built: 8.8 s before, 4.3 s with the
+source kept, docs/performance.md). The check at the end then reads the output's own
+index, header or datasets as before, and each tensor's place and CRC32C there must be the
+ones read back (:meth:`Behind.expect`), so an index that disagrees with the bytes is
+caught as before. What is no longer caught is a change made to a tensor's bytes after it
+was read back (by another program, or by a writer that writes past its own range): the
+writers write each range once, in order.
 """
 
 from __future__ import annotations
@@ -42,15 +43,15 @@ __all__ = ["BATCH", "LAG", "Behind", "for_output", "memory_available"]
 
 logger = logging.getLogger("tf1compat_init.migrate")
 
-#: Bytes written after a tensor before it is read back: a writeback's worth
-#: (``storage.WRITEBACK_EVERY``), so that small tensors are read back in batches.
-BATCH = _storage.WRITEBACK_EVERY
-#: Bytes read back after a tensor before its pages are let go: by then the kernel's
-#: writeback, started every ``WRITEBACK_EVERY`` bytes, has had two turns to write them.
-#: What is still dirty is waited for (``DONTNEED`` keeps a dirty page: a 1.5 GiB tensor,
-#: read back right after its last byte, was mostly still in the cache two writebacks
-#: later, and the source was pushed out instead).
-LAG = 2 * _storage.WRITEBACK_EVERY
+#: Bytes written before they are read back, in one batch: small tensors are read back
+#: together, a large one in several batches.
+BATCH = 64 << 20
+#: Bytes read back after a batch before its pages are let go: by then the kernel's
+#: writeback, started every ``storage.WRITEBACK_EVERY`` bytes, has had several turns to
+#: write them. What is still dirty is waited for (``DONTNEED`` keeps a dirty page: a
+#: 1.5 GiB tensor, read back right after its last byte, was mostly still in the cache
+#: 128 MiB later, and the source was pushed out instead).
+LAG = 128 << 20
 
 
 def memory_available() -> int | None:
