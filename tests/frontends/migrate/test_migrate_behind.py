@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import pytest
+from support import behind as behind_support
 from support.bundles import write_checkpoint
 
 from tf1compat_init import CheckpointCorruptError
@@ -36,20 +37,7 @@ def src(tmp_path):
 
 @pytest.fixture
 def little_memory(monkeypatch):
-    """Memory too small for any source and output: every local output is read back behind;
-    batches and lag scaled down to the test's tensors. Returns the Behinds made."""
-    monkeypatch.setattr(_behind, "memory_available", lambda: 0)
-    monkeypatch.setattr(_behind, "BATCH", 16 << 10)
-    monkeypatch.setattr(_behind, "LAG", 32 << 10)
-    made = []
-    real = _behind.Behind.__init__
-
-    def init(self, *a, **k):
-        real(self, *a, **k)
-        made.append(self)
-
-    monkeypatch.setattr(_behind.Behind, "__init__", init)
-    return made
+    return behind_support.little_memory(monkeypatch)
 
 
 def _migrate(prefix, dst, fmt):
@@ -126,7 +114,7 @@ def test_behind_writes_the_same_output_and_reads_each_byte_back_once(
     assert {s for s, _ in want} <= {s for s, _ in got}
     big = b.checked["big"]
     pieces = [r for r in got if big[0] <= r[0] < big[1]]
-    assert len(pieces) == (1 if chunk is None else 512 * 1024 // (16 << 10))  # one per batch
+    assert len(pieces) == (1 if chunk is None else 512 * 1024 // _behind.BATCH)  # one a batch
     for a, z in zip(sorted(plain.files), sorted(behind.files), strict=True):
         with open(a, "rb") as fa, open(z, "rb") as fz:
             assert fa.read() == fz.read(), os.path.basename(z)
@@ -139,21 +127,7 @@ def test_a_byte_changed_before_its_read_back_is_caught(
     """A byte that differs on its way to the file is caught right behind the writer; the
     temporary output is removed and nothing is installed."""
     prefix, _ = src
-    real = _stream.range_crc
-    flipped = []
-
-    def flip_then_read(f, begin, end, buf, pread, crc=0):
-        if end - begin >= 64 << 10 and not flipped:  # only 'big' is that large
-            at = begin + 100
-            with open(f.name, "r+b") as g:
-                g.seek(at)
-                b = g.read(1)
-                g.seek(at)
-                g.write(bytes([b[0] ^ 0x10]))
-            flipped.append(at)
-        return real(f, begin, end, buf, pread, crc)
-
-    monkeypatch.setattr(_behind, "range_crc", flip_then_read)
+    flipped = behind_support.flip_before_read_back(monkeypatch, 64 << 10)  # only 'big'
     dst = tmp_path / "out" / name
     with pytest.raises(CheckpointCorruptError, match=r"'big' reads back different.*right after"):
         _migrate(prefix, dst, fmt)

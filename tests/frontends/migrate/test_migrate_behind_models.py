@@ -15,6 +15,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from support import behind as behind_support  # noqa: E402
 from support import keras_stream_check  # noqa: E402
 from support.bundles import write_checkpoint  # noqa: E402
 
@@ -64,19 +65,7 @@ def _source(tmp_path, factory):
 
 @pytest.fixture
 def little_memory(monkeypatch):
-    """Every local output read back behind, in small batches; returns the Behinds made."""
-    monkeypatch.setattr(_behind, "memory_available", lambda: 0)
-    monkeypatch.setattr(_behind, "BATCH", 4 << 10)
-    monkeypatch.setattr(_behind, "LAG", 8 << 10)
-    made = []
-    real = _behind.Behind.__init__
-
-    def init(self, *a, **k):
-        real(self, *a, **k)
-        made.append(self)
-
-    monkeypatch.setattr(_behind.Behind, "__init__", init)
-    return made
+    return behind_support.little_memory(monkeypatch)
 
 
 def _files(result):
@@ -144,23 +133,7 @@ def test_a_byte_changed_before_its_read_back_is_caught(
     tmp_path, monkeypatch, little_memory, fmt, factory, name
 ):
     src = _source(tmp_path, factory)
-    from tf1compat_init.migrate import _stream
-
-    real = _stream.range_crc
-    flipped = []
-
-    def flip_then_read(f, begin, end, buf, pread, crc=0):
-        if end - begin >= 8 and not flipped:
-            at = (begin + end) // 2
-            with open(f.name, "r+b") as g:
-                g.seek(at)
-                b = g.read(1)
-                g.seek(at)
-                g.write(bytes([b[0] ^ 1]))
-            flipped.append(at)
-        return real(f, begin, end, buf, pread, crc)
-
-    monkeypatch.setattr(_behind, "range_crc", flip_then_read)
+    flipped = behind_support.flip_before_read_back(monkeypatch, 8)
     dst = tmp_path / "out" / name
     with pytest.raises(CheckpointCorruptError, match="reads back different.*right after"):
         migrate(src, dst, format=fmt, model=factory)
