@@ -189,3 +189,22 @@ def test_pages_are_let_go_only_on_disk_after_their_read_back_and_a_lag(
     assert drops == reads[: len(drops)]
     held = sum(e - b for b, e in reads[len(drops) :])
     assert held < _behind.LAG + max(e - b for b, e in reads)
+
+
+@pytest.mark.parametrize("fmt,name", FORMATS)
+def test_a_computed_value_is_read_back_behind_too(src, tmp_path, monkeypatch, fmt, name):
+    """A value a transform computes (a whole array, not the source's stored bytes) is
+    written, then read back behind like any other; the output is the usual one."""
+    prefix, tensors = src
+    rules = {"big": "big_t | transpose(1, 0)"}
+    exclude = ["^names$"] if fmt == "safetensors" else ()
+    plain = migrate(prefix, tmp_path / "plain" / name, rules, format=fmt, exclude=exclude)
+    made = behind_support.little_memory(monkeypatch)
+    got = migrate(prefix, tmp_path / "behind" / name, rules, format=fmt, exclude=exclude)
+    [b] = made
+    assert "big_t" in b.checked and "big" not in b.checked
+    begin, end, _ = b.checked["big_t"]
+    assert end - begin == tensors["big"].nbytes
+    for a, z in zip(sorted(plain.files), sorted(got.files), strict=True):
+        with open(a, "rb") as fa, open(z, "rb") as fz:
+            assert fa.read() == fz.read(), os.path.basename(z)
