@@ -82,6 +82,47 @@ def _coverage(ranges):
     return out
 
 
+def _cgroups(tmp_path, proc_lines, files):
+    root = tmp_path / "cgroup"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text("\n".join(proc_lines) + "\n")
+    return str(root), str(proc)
+
+
+def test_a_containers_memory_limit_counts(tmp_path, monkeypatch):
+    """cgroup v2 and v1: the limit less the anonymous memory in it; the cgroup's own
+    folder, else the mount's root (what a container sees); no limit, no answer."""
+    gib = 1 << 30
+    v2 = {"pod/memory.max": f"{4 * gib}\n", "pod/memory.stat": f"file 9\nanon {gib}\n"}
+    root, proc = _cgroups(tmp_path / "a", ["0::/pod"], v2)
+    assert _behind.cgroup_room(root, proc) == 3 * gib
+    at_root = {"memory.max": f"{4 * gib}\n", "memory.stat": f"anon {gib}\n"}
+    root, proc = _cgroups(tmp_path / "b", ["0::/kubepods/x"], at_root)
+    assert _behind.cgroup_room(root, proc) == 3 * gib
+    unlimited = {"memory.max": "max\n", "memory.stat": "anon 5\n"}
+    root, proc = _cgroups(tmp_path / "c", ["0::/"], unlimited)
+    assert _behind.cgroup_room(root, proc) is None
+    v1 = {
+        "memory/job/memory.limit_in_bytes": f"{2 * gib}\n",
+        "memory/job/memory.stat": f"cache 7\nrss 1\ntotal_cache 8\ntotal_rss {gib // 2}\n",
+    }
+    root, proc = _cgroups(tmp_path / "d", ["4:memory:/job", "0::/"], v1)
+    assert _behind.cgroup_room(root, proc) == gib + gib // 2
+    v1_none = {"memory/memory.limit_in_bytes": "9223372036854771712\n"}
+    root, proc = _cgroups(tmp_path / "e", ["4:cpuacct,memory:/", "0::/"], v1_none)
+    assert _behind.cgroup_room(root, proc) is None
+    assert _behind.cgroup_room(root, str(tmp_path / "no such file")) is None
+    # memory_available: the smaller of the kernel's and the cgroup's
+    monkeypatch.setattr(_behind, "cgroup_room", lambda: 1000)
+    assert _behind.memory_available() == 1000
+    monkeypatch.setattr(_behind, "cgroup_room", lambda: None)
+    if os.path.exists("/proc/meminfo"):  # Linux
+        assert _behind.memory_available() > 1000
+
+
 @pytest.mark.parametrize("chunk", [None, 4096])
 @pytest.mark.parametrize("fmt,name", FORMATS)
 def test_behind_writes_the_same_output_and_reads_each_byte_back_once(
