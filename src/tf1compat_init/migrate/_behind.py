@@ -37,9 +37,17 @@ from typing import Any
 from ..bundle import storage as _storage
 from ..engine.basics.tensor_bytes import human
 from ..errors import CheckpointCorruptError
-from ._stream import CHUNK, range_crc
+from ._stream import CHUNK, Chunks, range_crc
 
-__all__ = ["BATCH", "LAG", "Behind", "cgroup_room", "for_output", "memory_available"]
+__all__ = [
+    "BATCH",
+    "LAG",
+    "Behind",
+    "add_to_bundle",
+    "cgroup_room",
+    "for_output",
+    "memory_available",
+]
 
 logger = logging.getLogger("tf1compat_init.migrate")
 
@@ -150,6 +158,25 @@ def for_output(path: str, nbytes: int) -> Behind | None:
         human(available),
     )
     return Behind(path)
+
+
+def add_to_bundle(
+    writer: Any, key: str, value: Any, dtype: str | None, behind: Behind | None
+) -> int:
+    """Appends ``value`` under ``key`` to the ``BundleWriter`` ``writer``: a
+    :class:`~._stream.Chunks` as stored (the CRC32C its reader checked recorded), anything
+    else whole as ``dtype``. With ``behind``, a fixed-width value is read back as the writing
+    goes on (a string's stored bytes have no CRC32C of their own: the check at the end reads
+    it). Returns the CRC32C the writer recorded."""
+    begin = writer.bytes_written
+    if isinstance(value, Chunks):
+        pieces = value if behind is None else behind.pieces(value, begin)
+        crc = writer.add_raw(key, value.dtype, value.shape, pieces, crc=lambda: value.crc)
+    else:
+        crc = writer.add(key, value, dtype)
+    if behind is not None and dtype != "string":
+        behind.wrote(key, begin, writer.bytes_written, crc)
+    return crc
 
 
 class Behind:

@@ -10,8 +10,8 @@ from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.reader import checkpoint_from_reader
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError, Tf1CompatError
-from ._behind import Behind
-from ._stream import Chunks, check_in_threads, prefetched
+from ._behind import Behind, add_to_bundle
+from ._stream import check_in_threads, prefetched
 
 __all__ = ["PENDING_INDEX", "check_writable", "verify", "write"]
 
@@ -42,17 +42,8 @@ def write(
         if behind is not None:
             behind.flush = writer.flush
         for name, value in prefetched(view, view.variables):
-            begin = writer.bytes_written
-            if isinstance(value, Chunks):
-                pieces = value if behind is None else behind.pieces(value, begin)
-                crc = writer.add_raw(
-                    name, value.dtype, value.shape, pieces, crc=lambda v=value: v.crc
-                )
-            else:
-                crc = writer.add(name, value, view.variables[name].dtype)
+            add_to_bundle(writer, name, value, view.variables[name].dtype, behind)
             del value  # before the next is read: two large tensors are never held at once
-            if behind is not None and view.variables[name].dtype != "string":
-                behind.wrote(name, begin, writer.bytes_written, crc)
             done += view.nbytes(name)
             if progress:
                 progress(done, total, name)

@@ -36,7 +36,7 @@ from ..bundle.writer import BundleWriter
 from ..engine.basics.tensor_bytes import Progress
 from ..engine.reading.view import NamedView
 from ..errors import CheckpointCorruptError
-from ._behind import for_output
+from ._behind import add_to_bundle, for_output
 from ._stream import Chunks, check_in_threads, prefetched, value_crc
 
 __all__ = [
@@ -216,10 +216,7 @@ def write(
             arr = _model_value(value)
             dtype = getattr(value, "dtype", None)
             dtype = dtype.name if dtype is not None else None
-            begin = writer.bytes_written
-            crc = writer.add(key, arr, "string" if arr.dtype.hasobject else dtype)
-            if behind is not None and not arr.dtype.hasobject:
-                behind.wrote(key, begin, writer.bytes_written, crc)
+            add_to_bundle(writer, key, arr, "string" if arr.dtype.hasobject else dtype, behind)
             done.crcs[key] = value_crc(arr)
             done.dtypes[key] = "string" if arr.dtype.hasobject else str(dtype or arr.dtype)
             done.shapes[key] = tuple(arr.shape)
@@ -233,16 +230,10 @@ def write(
             streamed, prefetched(view, [n for _, _, n in streamed]), strict=True
         ):
             info = view.variables[name]
-            begin = writer.bytes_written
-            if isinstance(value, Chunks):
-                pieces = value if behind is None else behind.pieces(value, begin)
-                crc = writer.add_raw(key, info.dtype, info.shape, pieces, crc=lambda v=value: v.crc)
-            else:
-                writer.add(key, value, info.dtype)
+            crc = add_to_bundle(writer, key, value, info.dtype, behind)
+            if not isinstance(value, Chunks):  # recorded as the read-back sums it
                 crc = value_crc(np.asarray(value))
             del value  # before the next is read: two large tensors are never held at once
-            if behind is not None and info.dtype != "string":
-                behind.wrote(key, begin, writer.bytes_written, crc)
             done.crcs[key], done.dtypes[key], done.shapes[key] = crc, info.dtype, info.shape
             done.by_target[target] = crc
             done.targets[key] = target
