@@ -199,6 +199,7 @@ class Behind:
         self._unread = 0  # bytes written and not read back
         self._read = 0  # bytes read back so far
         self._held: deque[tuple[int, int, int]] = deque()  # (begin, end, self._read after)
+        self._buf: bytearray | None = None  # one chunk, reused: fresh pages cost a first touch
 
     def _reported(self, begin: int) -> int:
         """Where the bytes of the tensor at ``begin`` were last reported written up to."""
@@ -239,7 +240,9 @@ class Behind:
         if self.flush is not None:
             self.flush()
         queue, self._queue, self._unread = self._queue, [], 0
-        buf = bytearray(CHUNK)
+        if self._buf is None:
+            self._buf = bytearray(CHUNK)
+        buf = self._buf
         with open(self.path, "rb", buffering=0) as f:
             for key, begin, end, crc in queue:
                 got = self._read_back(f, begin, end, buf)
